@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Settings every Swift target shares: Swift 6 language mode with strict concurrency comes from the tools
+/// version; these add the upcoming features the codebase is written against.
+let sharedSwiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "dongne",
+    products: [
+        .library(name: "Dongne", targets: ["Dongne"]),
+        .executable(name: "dongne", targets: ["dongne"]),
+        .executable(name: "dongne-bench", targets: ["dongne-bench"]),
+    ],
+    targets: [
+        // C libraries from Debian's packages: a module map and one shim header each, nothing else.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CDNSSD", pkgConfig: "avahi-compat-libdns_sd",
+            providers: [.apt(["libavahi-compat-libdnssd-dev"])]),
+
+        .target(name: "DongneCore", dependencies: ["CSodium"]),
+        .target(name: "DongneStore", dependencies: ["DongneCore", "CSQLite"]),
+        .target(name: "Dongne", dependencies: ["DongneCore", "DongneStore"]),
+        .executableTarget(name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneStore"]),
+
+        // Tools: the protocol's test vectors, the benchmarks, and the crash-safety probe the store tests drive.
+        .target(name: "DongneVectors", dependencies: ["DongneCore"]),
+        .executableTarget(name: "dongne-vectors", dependencies: ["DongneVectors"]),
+        .executableTarget(name: "dongne-bench", dependencies: ["DongneCore", "DongneStore"]),
+        .executableTarget(name: "dongne-ingest-probe", dependencies: ["DongneCore", "DongneStore"]),
+
+        .testTarget(name: "DongneCoreTests", dependencies: ["DongneCore", "DongneVectors"]),
+        .testTarget(name: "DongneStoreTests", dependencies: ["DongneCore", "DongneStore", "dongne-ingest-probe"]),
+        .testTarget(name: "DongneTests", dependencies: ["Dongne", "dongne"]),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + sharedSwiftSettings
+}

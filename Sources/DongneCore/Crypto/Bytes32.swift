@@ -1,0 +1,82 @@
+/// Thirty-two bytes held inline (no heap allocation), ordered bytewise: the shape of every hash and key in dongne.
+///
+/// The bytes are kept as four big-endian words, so comparing words in order compares the bytes lexicographically,
+/// which is the order the protocol sorts ids in.
+public struct Bytes32: Hashable, Comparable, Sendable {
+    private var w0: UInt64
+    private var w1: UInt64
+    private var w2: UInt64
+    private var w3: UInt64
+
+    /// The value whose bytes are `bytes`; nil unless there are exactly 32.
+    public init?(_ bytes: some Collection<UInt8>) {
+        guard bytes.count == 32 else { return nil }
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        for (offset, byte) in bytes.enumerated() {
+            switch offset / 8 {
+            case 0: words.0 = words.0 << 8 | UInt64(byte)
+            case 1: words.1 = words.1 << 8 | UInt64(byte)
+            case 2: words.2 = words.2 << 8 | UInt64(byte)
+            default: words.3 = words.3 << 8 | UInt64(byte)
+            }
+        }
+        (w0, w1, w2, w3) = words
+    }
+
+    /// All zero bytes.
+    public static let zero = Bytes32([UInt8](repeating: 0, count: 32))!
+
+    /// The 32 bytes, in order.
+    public var bytes: [UInt8] {
+        var result = [UInt8]()
+        result.reserveCapacity(32)
+        for word in [w0, w1, w2, w3] {
+            for shift in stride(from: 56, through: 0, by: -8) { result.append(UInt8(truncatingIfNeeded: word >> shift)) }
+        }
+        return result
+    }
+
+    /// Lowercase hexadecimal, 64 characters.
+    public var hex: String { Hex.encode(bytes) }
+
+    public static func < (lhs: Bytes32, rhs: Bytes32) -> Bool {
+        (lhs.w0, lhs.w1, lhs.w2, lhs.w3) < (rhs.w0, rhs.w1, rhs.w2, rhs.w3)
+    }
+}
+
+/// Lowercase hexadecimal for bytes, as the spec and the test vectors write them.
+public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// `bytes` as lowercase hexadecimal.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var out = [UInt8]()
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The bytes of an even-length hexadecimal string (either case); nil for anything else.
+    public static func decode(_ text: String) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count.isMultiple(of: 2) else { return nil }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(utf8.count / 2)
+        for index in stride(from: 0, to: utf8.count, by: 2) {
+            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    private static func nibble(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,55 @@
+/// How people see a public key: a short form for the screen and a full form to compare out loud.
+///
+/// Both are the key itself written in z-base-32 (an alphabet chosen for being read aloud and typed by people),
+/// so a short fingerprint is a prefix of the full one and a prefix typed by a user finds the key directly.
+/// The full form is 52 characters in 13 groups of four; the short form is its first 8 characters (40 bits).
+public struct Fingerprint: Hashable, Sendable, CustomStringConvertible {
+    /// The 52-character z-base-32 form of the key, without spaces.
+    public let full: String
+
+    /// The z-base-32 alphabet (Zooko's human-oriented base-32).
+    public static let alphabet = Array("ybndrfg8ejkmcpqxot1uwisza345h769".utf8)
+
+    /// Number of characters in the short form.
+    public static let shortLength = 8
+
+    /// The fingerprint of `key`.
+    public init(_ key: PublicKey) {
+        full = Self.zBase32(key.bytes)
+    }
+
+    /// The first 8 characters: enough to tell people apart in a room, and what the REPL prints beside names.
+    public var short: String { String(full.prefix(Self.shortLength)) }
+
+    /// The full form in groups of four separated by spaces, for reading out loud.
+    public var grouped: String {
+        var groups: [Substring] = []
+        var rest = full[...]
+        while !rest.isEmpty {
+            groups.append(rest.prefix(4))
+            rest = rest.dropFirst(4)
+        }
+        return groups.joined(separator: " ")
+    }
+
+    public var description: String { short }
+
+    /// Encodes bytes most-significant bit first, five bits a character, the last character padded with zero bits.
+    static func zBase32(_ bytes: [UInt8]) -> String {
+        var output: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bitCount = 0
+        for byte in bytes {
+            buffer = buffer << 8 | UInt32(byte)
+            bitCount += 8
+            while bitCount >= 5 {
+                bitCount -= 5
+                output.append(alphabet[Int((buffer >> UInt32(bitCount)) & 0x1f)])
+            }
+        }
+        if bitCount > 0 {
+            output.append(alphabet[Int((buffer << UInt32(5 - bitCount)) & 0x1f)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}

@@ -1,0 +1,112 @@
+import CSodium
+
+/// The only place in DongneCore that touches libsodium's pointers. Everything above works with Swift values.
+///
+/// libsodium is initialised once, before the first call, through a lazily initialised global (Swift runs that
+/// initialiser exactly once, thread-safely).
+enum Sodium {
+    private static let initialised: Bool = sodium_init() >= 0
+
+    static func ensureInitialised() {
+        precondition(initialised, "libsodium failed to initialise (sodium_init returned -1)")
+    }
+
+    // MARK: BLAKE2b
+
+    /// BLAKE2b-256, unkeyed, over the concatenation of `parts`, without copying them together first.
+    static func blake2b256(_ parts: [UInt8]...) -> Bytes32 {
+        blake2b256(parts: parts)
+    }
+
+    /// BLAKE2b-256 of a `prefix` followed by `count` bytes of `buffer` starting at `offset`: the id construction
+    /// hashes a slice of the received bytes in place.
+    static func blake2b256(prefix: [UInt8], bytes: [UInt8], range: Range<Int>) -> Bytes32 {
+        ensureInitialised()
+        var digest = [UInt8](repeating: 0, count: 32)
+        let result = prefix.withUnsafeBufferPointer { prefixBuffer in
+            bytes.withUnsafeBufferPointer { buffer in
+                let slice = UnsafeBufferPointer(rebasing: buffer[range])
+                return dongne_blake2b256_prefixed(
+                    &digest, prefixBuffer.baseAddress, UInt64(prefixBuffer.count), slice.baseAddress, UInt64(slice.count))
+            }
+        }
+        precondition(result == 0, "BLAKE2b-256 with a 32-byte output cannot fail")
+        return Bytes32(digest)!
+    }
+
+    private static func blake2b256(parts: [[UInt8]]) -> Bytes32 {
+        var joined: [UInt8] = []
+        joined.reserveCapacity(parts.reduce(0) { $0 + $1.count })
+        for part in parts { joined += part }
+        return blake2b256(prefix: [], bytes: joined, range: joined.indices)
+    }
+
+    // MARK: Ed25519
+
+    /// The public and secret key of the Ed25519 key pair derived from a 32-byte seed.
+    static func signKeyPair(seed: [UInt8]) -> (publicKey: [UInt8], secretKey: [UInt8]) {
+        ensureInitialised()
+        precondition(seed.count == Int(crypto_sign_SEEDBYTES), "an Ed25519 seed is 32 bytes")
+        var publicKey = [UInt8](repeating: 0, count: Int(crypto_sign_PUBLICKEYBYTES))
+        var secretKey = [UInt8](repeating: 0, count: Int(crypto_sign_SECRETKEYBYTES))
+        crypto_sign_seed_keypair(&publicKey, &secretKey, seed)
+        return (publicKey, secretKey)
+    }
+
+    static func sign(_ message: [UInt8], secretKey: [UInt8]) -> [UInt8] {
+        ensureInitialised()
+        var signature = [UInt8](repeating: 0, count: Int(crypto_sign_BYTES))
+        crypto_sign_detached(&signature, nil, message, UInt64(message.count), secretKey)
+        return signature
+    }
+
+    static func verify(_ signature: [UInt8], message: [UInt8], publicKey: [UInt8]) -> Bool {
+        ensureInitialised()
+        guard signature.count == Int(crypto_sign_BYTES), publicKey.count == Int(crypto_sign_PUBLICKEYBYTES) else {
+            return false
+        }
+        return crypto_sign_verify_detached(signature, message, UInt64(message.count), publicKey) == 0
+    }
+
+    // MARK: Sealed boxes (X25519 keys converted from Ed25519 ones)
+
+    /// Seals `plaintext` so that only the holder of the Ed25519 key pair of `recipient` can open it.
+    /// Returns nil when `recipient` is not a valid Ed25519 point.
+    static func seal(_ plaintext: [UInt8], toEd25519 recipient: [UInt8]) -> [UInt8]? {
+        ensureInitialised()
+        var curvePublic = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
+        guard crypto_sign_ed25519_pk_to_curve25519(&curvePublic, recipient) == 0 else { return nil }
+        var sealed = [UInt8](repeating: 0, count: plaintext.count + Int(crypto_box_sealbytes()))
+        guard crypto_box_seal(&sealed, plaintext, UInt64(plaintext.count), curvePublic) == 0 else { return nil }
+        return sealed
+    }
+
+    /// Opens a sealed box addressed to the Ed25519 key pair (`publicKey`, `secretKey`); nil if it was not
+    /// sealed to this key or was altered.
+    static func open(_ sealed: [UInt8], publicKey: [UInt8], secretKey: [UInt8]) -> [UInt8]? {
+        ensureInitialised()
+        guard sealed.count >= Int(crypto_box_sealbytes()) else { return nil }
+        var curvePublic = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
+        var curveSecret = [UInt8](repeating: 0, count: Int(crypto_box_SECRETKEYBYTES))
+        defer { sodium_memzero(&curveSecret, curveSecret.count) }
+        guard crypto_sign_ed25519_pk_to_curve25519(&curvePublic, publicKey) == 0,
+            crypto_sign_ed25519_sk_to_curve25519(&curveSecret, secretKey) == 0
+        else { return nil }
+        var plaintext = [UInt8](repeating: 0, count: sealed.count - Int(crypto_box_sealbytes()))
+        let result = crypto_box_seal_open(&plaintext, sealed, UInt64(sealed.count), curvePublic, curveSecret)
+        return result == 0 ? plaintext : nil
+    }
+
+    // MARK: Randomness and memory
+
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        ensureInitialised()
+        var bytes = [UInt8](repeating: 0, count: count)
+        randombytes_buf(&bytes, count)
+        return bytes
+    }
+
+    static func wipe(_ bytes: inout [UInt8]) {
+        sodium_memzero(&bytes, bytes.count)
+    }
+}

@@ -1,0 +1,124 @@
+/// Turning bodies into fields and back. The same `validate` runs when signing and when decoding, so a node never
+/// signs what another node would refuse.
+extension DocumentBody {
+    /// Kind-specific keys (the header's `channel` is written by ``Document``).
+    private enum Key {
+        static let name: UInt64 = 8, description: UInt64 = 9  // channel
+        static let senderName: UInt64 = 8  // message; content uses MessageFields' 9, 10, 11
+        static let ref: UInt64 = 8, reason: UInt64 = 9  // report; retract uses only ref
+        static let displayName: UInt64 = 8, avatar: UInt64 = 9  // profile
+        static let recipient: UInt64 = 8, sealedForRecipient: UInt64 = 9, sealedForAuthor: UInt64 = 10  // direct
+        static let receiptRecipient: UInt64 = 9  // receipt, beside ref
+    }
+
+    /// Checks every rule a body of this kind must follow.
+    func validate() throws(DocumentError) {
+        switch self {
+        case .channel(let info):
+            if let description = info.description {
+                try TextRules.check(description, field: "description", limit: DocumentLimits.maximumNoteBytes)
+            }
+        case .message(let message):
+            try TextRules.check(message.senderName, field: "senderName", limit: DocumentLimits.maximumNameBytes)
+            try MessageFields.validate(message.content)
+        case .report(let report):
+            if let reason = report.reason {
+                try TextRules.check(
+                    reason, field: "reason", limit: DocumentLimits.maximumNoteBytes, requiresContent: false)
+            }
+        case .retract, .receipt, .unknown: break
+        case .profile(let profile):
+            try TextRules.check(profile.displayName, field: "displayName", limit: DocumentLimits.maximumNameBytes)
+        case .direct(let direct):
+            try Self.checkSealed(direct.sealedForRecipient, field: "sealedForRecipient")
+            try Self.checkSealed(direct.sealedForAuthor, field: "sealedForAuthor")
+        }
+    }
+
+    private static func checkSealed(_ sealed: [UInt8], field: String) throws(DocumentError) {
+        let range = DocumentLimits.minimumSealedBytes...DocumentLimits.maximumSealedBytes
+        guard range.contains(sealed.count) else { throw .sizeOutOfRange(field: field, size: sealed.count, range: range) }
+    }
+
+    /// The kind-specific fields (every key from 8 up) of this body.
+    var bodyEntries: [CBORMapEntry] {
+        func entry(_ key: UInt64, _ value: CBOR) -> CBORMapEntry { CBORMapEntry(.unsigned(key), value) }
+        switch self {
+        case .channel(let info):
+            return [entry(Key.name, .text(info.name.value))]
+                + (info.description.map { [entry(Key.description, .text($0))] } ?? [])
+        case .message(let message):
+            return [entry(Key.senderName, .text(message.senderName))] + MessageFields.entries(for: message.content)
+        case .report(let report):
+            return [entry(Key.ref, .bytes(report.message.bytes))]
+                + (report.reason.map { [entry(Key.reason, .text($0))] } ?? [])
+        case .retract(let retract):
+            return [entry(Key.ref, .bytes(retract.message.bytes))]
+        case .profile(let profile):
+            return [entry(Key.displayName, .text(profile.displayName))]
+                + (profile.avatar.map { [entry(Key.avatar, .bytes($0.bytes))] } ?? [])
+        case .direct(let direct):
+            return [
+                entry(Key.recipient, .bytes(direct.recipient.bytes)),
+                entry(Key.sealedForRecipient, .bytes(direct.sealedForRecipient)),
+                entry(Key.sealedForAuthor, .bytes(direct.sealedForAuthor)),
+            ]
+        case .receipt(let receipt):
+            return [entry(Key.ref, .bytes(receipt.message.bytes)), entry(Key.receiptRecipient, .bytes(receipt.recipient.bytes))]
+        case .unknown(_, _, let fields):
+            return fields
+        }
+    }
+
+    /// Reads the body of a document of `kind` whose header fields have been taken from `reader`.
+    static func read(
+        kind: DocumentKind, channel: ChannelID?, from reader: inout FieldReader
+    ) throws(DocumentError) -> DocumentBody {
+        let body: DocumentBody
+        switch kind {
+        case .channel:
+            let name = try ChannelName(exactly: try reader.text(Key.name, "name"))
+            guard let channel else { throw .missingField("channel") }
+            guard channel == name.id else { throw .channelIDMismatch }
+            body = .channel(ChannelInfo(name: name, description: try reader.optionalText(Key.description, "description")))
+        case .message:
+            let senderName = try reader.text(Key.senderName, "senderName")
+            let content = try MessageFields.content(from: &reader)
+            body = .message(Message(channel: try required(channel), senderName: senderName, content: content))
+        case .report:
+            let ref = DocumentID(try reader.bytes32(Key.ref, "ref"))
+            let reason = try reader.optionalText(Key.reason, "reason")
+            body = .report(Report(channel: try required(channel), message: ref, reason: reason))
+        case .retract:
+            body = .retract(Retract(channel: try required(channel), message: DocumentID(try reader.bytes32(Key.ref, "ref"))))
+        case .profile:
+            let name = try reader.text(Key.displayName, "displayName")
+            body = .profile(Profile(displayName: name, avatar: try reader.optionalBytes32(Key.avatar, "avatar").map(BlobHash.init)))
+        case .direct:
+            body = .direct(try readDirect(from: &reader))
+        case .receipt:
+            let ref = DocumentID(try reader.bytes32(Key.ref, "ref"))
+            let recipient = try reader.bytes32(Key.receiptRecipient, "recipient")
+            body = .receipt(Receipt(message: ref, recipient: PublicKey(raw: recipient)))
+        case .unknown(let number):
+            body = .unknown(kind: number, channel: channel, fields: reader.takeRest())
+        }
+        if channel != nil, body.channel == nil { throw .unexpectedField("channel") }
+        try reader.finish()
+        try body.validate()
+        return body
+    }
+
+    private static func required(_ channel: ChannelID?) throws(DocumentError) -> ChannelID {
+        guard let channel else { throw .missingField("channel") }
+        return channel
+    }
+
+    private static func readDirect(from reader: inout FieldReader) throws(DocumentError) -> DirectMessage {
+        let recipient = PublicKey(raw: try reader.bytes32(Key.recipient, "recipient"))
+        return DirectMessage(
+            recipient: recipient,
+            sealedForRecipient: try reader.bytes(Key.sealedForRecipient, "sealedForRecipient"),
+            sealedForAuthor: try reader.bytes(Key.sealedForAuthor, "sealedForAuthor"))
+    }
+}

@@ -1,0 +1,19 @@
+/// Every bound on a document, by name. `Protocol/PROTOCOL.md` lists the same numbers; a test keeps them equal.
+public enum DocumentLimits {
+    /// The protocol version this code writes and accepts in the `version` field.
+    public static let protocolVersion: UInt64 = 1
+    /// Largest signed document, in bytes. Checked before any decoding.
+    public static let maximumDocumentBytes = 16_384
+    /// Largest message text, in UTF-8 bytes.
+    public static let maximumTextBytes = 4_000
+    /// Largest display name, sender name or channel name, in UTF-8 bytes.
+    public static let maximumNameBytes = 64
+    /// Largest channel description or report reason, in UTF-8 bytes.
+    public static let maximumNoteBytes = 500
+    /// Smallest sealed body: a sealed box's 48 bytes of overhead and at least one byte of content.
+    public static let minimumSealedBytes = 49
+    /// Largest sealed body of a direct message.
+    public static let maximumSealedBytes = 4_160
+    /// Latest `created` time accepted: 2^53 − 1 milliseconds, the largest integer every JSON reader keeps exactly.
+    public static let maximumCreated: UInt64 = (1 << 53) - 1
+}

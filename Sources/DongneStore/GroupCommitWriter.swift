@@ -1,0 +1,109 @@
+import Foundation  // Thread and NSCondition
+
+/// The single writer of a store: one connection, one thread, and group commit.
+///
+/// Writes queue up while the previous transaction commits; the writer then takes everything queued (at most
+/// ``maximumBatch`` writes) into one transaction and one fsync. A write therefore waits for at most the commit in
+/// progress and its own, and the fsync cost is shared by every write in the batch. Each write runs inside its own
+/// savepoint, so a write that fails rolls back alone while the rest of the batch commits. A write's completion
+/// runs only after COMMIT returned: with `synchronous=FULL` the write is then on disk.
+final class GroupCommitWriter: @unchecked Sendable {
+    /// A queued unit of work and the callback that learns how it ended.
+    struct Write {
+        let work: (Connection) throws(StoreError) -> Void
+        let completion: @Sendable (Result<Void, StoreError>) -> Void
+    }
+
+    /// Most writes in one transaction, so one batch cannot hold the write lock for long.
+    static let maximumBatch = 1_024
+
+    // Everything below is guarded by `condition`, except `connection`, which only the writer thread touches.
+    private let condition = NSCondition()
+    private var queue: [Write] = []
+    private var stopping = false
+    private var stopped = false
+    private let connection: Connection
+    private var thread: Thread?
+
+    init(connection: Connection) {
+        self.connection = connection
+        let thread = Thread { [unowned self] in self.run() }
+        thread.name = "dongne-store-writer"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Queues `write`; it fails at once with ``StoreError/closed`` after ``stop()``.
+    func submit(_ write: Write) {
+        condition.lock()
+        guard !stopping else {
+            condition.unlock()
+            write.completion(.failure(.closed))
+            return
+        }
+        queue.append(write)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Finishes every queued write, then ends the thread and closes the connection. Idempotent.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while !stopped { condition.wait() }
+        condition.unlock()
+    }
+
+    private func run() {
+        while let batch = nextBatch() { commit(batch) }
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Blocks until work is queued; nil once stopping and drained.
+    private func nextBatch() -> [Write]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty && !stopping { condition.wait() }
+        guard !queue.isEmpty else { return nil }
+        let count = min(queue.count, Self.maximumBatch)
+        let batch = Array(queue.prefix(count))
+        queue.removeFirst(count)
+        return batch
+    }
+
+    private func commit(_ batch: [Write]) {
+        var results: [Result<Void, StoreError>] = []
+        results.reserveCapacity(batch.count)
+        do {
+            try connection.statement("BEGIN IMMEDIATE").run()
+            for write in batch { results.append(runInSavepoint(write)) }
+            try connection.statement("COMMIT").run()
+        } catch {
+            try? connection.execute("ROLLBACK")
+            for write in batch { write.completion(.failure(.sqlite(error))) }
+            return
+        }
+        for (write, result) in zip(batch, results) { write.completion(result) }
+    }
+
+    private func runInSavepoint(_ write: Write) -> Result<Void, StoreError> {
+        do {
+            try connection.statement("SAVEPOINT write").run()
+            do {
+                try write.work(connection)
+            } catch {
+                try connection.statement("ROLLBACK TO write").run()
+                try connection.statement("RELEASE write").run()
+                return .failure(error)
+            }
+            try connection.statement("RELEASE write").run()
+            return .success(())
+        } catch {
+            return .failure(.sqlite(error))
+        }
+    }
+}

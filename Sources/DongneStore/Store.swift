@@ -1,0 +1,97 @@
+public import DongneCore
+import Foundation
+import Synchronization
+
+/// The local store of one node: documents as their exact signed bytes, the moderation state derived from them,
+/// the private block list and local settings, in one SQLite file.
+///
+/// Durability: the file is in WAL mode with `synchronous=FULL`, and a write call returns only after the
+/// transaction holding it has committed, so what a write call returned survives a crash and a power cut.
+/// Throughput comes from group commit (see ``GroupCommitWriter``): concurrent writes share one transaction.
+/// Reads use their own connection and see every write whose call has returned.
+public final class Store: Sendable {
+    /// Where the database file is.
+    public let path: String
+    private let writer: GroupCommitWriter
+    private let reader: ReadConnection
+
+    /// Opens the database at `path`, creating it and bringing its schema up to date as needed.
+    public init(path: String) throws(StoreError) {
+        self.path = path
+        do {
+            let writeConnection = try Connection(path: path)
+            try writeConnection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
+            try Migrations.apply(to: writeConnection)
+            let readConnection = try Connection(path: path)
+            try readConnection.execute("PRAGMA query_only = 1")
+            writer = GroupCommitWriter(connection: writeConnection)
+            reader = ReadConnection(readConnection)
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            preconditionFailure("opening the store throws only SQLiteError and StoreError, not \(error)")
+        }
+    }
+
+    deinit { writer.stop() }
+
+    /// Finishes queued writes and refuses new ones. Reads keep working until the store is released.
+    public func close() { writer.stop() }
+
+    // MARK: Writing
+
+    /// Stores `document` durably; returns whether it was new.
+    public func insert(_ document: Document) async throws(StoreError) -> InsertOutcome {
+        try await insert([document])[0]
+    }
+
+    /// Stores `documents` durably in one write (all or none); returns, for each, whether it was new.
+    public func insert(_ documents: [Document]) async throws(StoreError) -> [InsertOutcome] {
+        let outcomes = Mutex<[InsertOutcome]>([])
+        try await write { connection throws(StoreError) in
+            var results: [InsertOutcome] = []
+            results.reserveCapacity(documents.count)
+            do throws(SQLiteError) {
+                for document in documents { results.append(try connection.insert(document)) }
+            } catch { throw .sqlite(error) }
+            outcomes.withLock { $0 = results }
+        }
+        return outcomes.withLock { $0 }
+    }
+
+    /// Runs `work` in the writer's next transaction and returns once it is durably committed.
+    func write(_ work: @escaping @Sendable (Connection) throws(StoreError) -> Void) async throws(StoreError) {
+        let result: Result<Void, StoreError> = await withCheckedContinuation { continuation in
+            writer.submit(GroupCommitWriter.Write(work: work, completion: { continuation.resume(returning: $0) }))
+        }
+        try result.get()
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` with the read connection, turning SQLite's errors into the store's.
+    func read<T>(_ body: (Connection) throws(SQLiteError) -> T) throws(StoreError) -> T {
+        do {
+            return try reader.with(body)
+        } catch {
+            throw .sqlite(error)
+        }
+    }
+}
+
+/// The read connection behind a lock: SQLite connections are opened without their own mutex, so this lock is
+/// what makes reads from many tasks safe. The connection never leaves `with`.
+private final class ReadConnection: @unchecked Sendable {
+    private let lock = NSLock()
+    private let connection: Connection
+
+    init(_ connection: Connection) { self.connection = connection }
+
+    func with<T>(_ body: (Connection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(connection)
+    }
+}

@@ -1,0 +1,74 @@
+public import DongneCore
+
+/// The moderation state derived from a message's reports and retracts.
+public struct MessageState: Hashable, Sendable {
+    /// Distinct reporters of the message, not counting its author.
+    public let reporters: Int
+    /// Whether the message's author withdrew it.
+    public let retracted: Bool
+}
+
+extension Store {
+    /// The stored document with this id.
+    public func document(_ id: DocumentID) throws(StoreError) -> Document? {
+        let bytes = try read { connection throws(SQLiteError) -> [UInt8]? in
+            let statement = try connection.statement("SELECT bytes FROM documents WHERE id = ?").bind(.blob(id.bytes))
+            return try statement.step() ? statement.blob(0) : nil
+        }
+        return try bytes.map(Self.reload)
+    }
+
+    /// Whether a document with this id is stored.
+    public func contains(_ id: DocumentID) throws(StoreError) -> Bool {
+        try read { connection throws(SQLiteError) in
+            try connection.statement("SELECT 1 FROM documents WHERE id = ?").bind(.blob(id.bytes)).step()
+        }
+    }
+
+    /// How many documents are stored.
+    public func documentCount() throws(StoreError) -> Int {
+        try read { connection throws(SQLiteError) in Int(try connection.scalarInteger("SELECT count(*) FROM documents")) }
+    }
+
+    /// The documents of `channel` in protocol order: by `created`, then by id.
+    public func documents(in channel: ChannelID) throws(StoreError) -> [Document] {
+        let rows = try read { connection throws(SQLiteError) -> [[UInt8]] in
+            let statement = try connection.statement(
+                "SELECT bytes FROM documents WHERE channel = ? ORDER BY created, id"
+            ).bind(.blob(channel.bytes))
+            var rows: [[UInt8]] = []
+            while try statement.step() { rows.append(statement.blob(0)) }
+            return rows
+        }
+        var documents: [Document] = []
+        documents.reserveCapacity(rows.count)
+        for bytes in rows { documents.append(try Self.reload(bytes)) }
+        return documents
+    }
+
+    /// The moderation state of a stored message; nil if no such message is stored.
+    public func messageState(_ id: DocumentID) throws(StoreError) -> MessageState? {
+        try read { connection throws(SQLiteError) -> MessageState? in
+            let statement = try connection.statement("SELECT reporters, retracted FROM message_state WHERE id = ?")
+                .bind(.blob(id.bytes))
+            guard try statement.step() else { return nil }
+            return MessageState(reporters: Int(statement.integer(0)), retracted: statement.integer(1) != 0)
+        }
+    }
+
+    /// Runs SQLite's own consistency check; "ok" when the file is sound.
+    public func integrityCheck() throws(StoreError) -> String {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement("PRAGMA integrity_check")
+            var lines: [String] = []
+            while try statement.step() { lines.append(statement.text(0)) }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    private static func reload(_ bytes: [UInt8]) throws(StoreError) -> Document {
+        do { return try Document(reloadingVerified: bytes) } catch {
+            throw .file(path: "documents", reason: "a stored document no longer parses: \(error)")
+        }
+    }
+}
