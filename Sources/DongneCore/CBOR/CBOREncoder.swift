@@ -31,8 +31,9 @@ public enum CBOREncoder {
         }
     }
 
-    /// The head of a data item: major type in the top three bits, then the argument in its shortest form.
-    static func appendHead(major: UInt8, argument: UInt64, to output: inout [UInt8]) {
+    /// Appends the head of a data item: the major type in the top three bits, then the argument (a value, a
+    /// length or a count) in its shortest form.
+    public static func appendHead(major: UInt8, argument: UInt64, to output: inout [UInt8]) {
         let type = major << 5
         switch argument {
         case 0..<24: output.append(type | UInt8(argument))

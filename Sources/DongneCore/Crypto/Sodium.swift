@@ -13,13 +13,8 @@ enum Sodium {
 
     // MARK: BLAKE2b
 
-    /// BLAKE2b-256, unkeyed, over the concatenation of `parts`, without copying them together first.
-    static func blake2b256(_ parts: [UInt8]...) -> Bytes32 {
-        blake2b256(parts: parts)
-    }
-
-    /// BLAKE2b-256 of a `prefix` followed by `count` bytes of `buffer` starting at `offset`: the id construction
-    /// hashes a slice of the received bytes in place.
+    /// BLAKE2b-256 of `prefix` followed by `bytes[range]`: the id construction hashes a slice of the received
+    /// bytes in place.
     static func blake2b256(prefix: [UInt8], bytes: [UInt8], range: Range<Int>) -> Bytes32 {
         ensureInitialised()
         var digest = [UInt8](repeating: 0, count: 32)
@@ -32,13 +27,6 @@ enum Sodium {
         }
         precondition(result == 0, "BLAKE2b-256 with a 32-byte output cannot fail")
         return Bytes32(digest)!
-    }
-
-    private static func blake2b256(parts: [[UInt8]]) -> Bytes32 {
-        var joined: [UInt8] = []
-        joined.reserveCapacity(parts.reduce(0) { $0 + $1.count })
-        for part in parts { joined += part }
-        return blake2b256(prefix: [], bytes: joined, range: joined.indices)
     }
 
     // MARK: Ed25519
@@ -70,15 +58,26 @@ enum Sodium {
 
     // MARK: Sealed boxes (X25519 keys converted from Ed25519 ones)
 
-    /// Seals `plaintext` so that only the holder of the Ed25519 key pair of `recipient` can open it.
+    /// Seals `plaintext` so that only the holder of the Ed25519 key pair of `recipient` can open it, exactly as
+    /// `crypto_box_seal` does, but with the ephemeral X25519 key pair derived from `ephemeralSeed`:
+    /// output = ephemeral public key ‖ crypto_box(plaintext, nonce = BLAKE2b-192(ephemeral pk ‖ recipient pk)).
+    /// A fresh random seed gives `crypto_box_seal` itself; a fixed one gives reproducible test vectors.
     /// Returns nil when `recipient` is not a valid Ed25519 point.
-    static func seal(_ plaintext: [UInt8], toEd25519 recipient: [UInt8]) -> [UInt8]? {
+    static func seal(_ plaintext: [UInt8], toEd25519 recipient: [UInt8], ephemeralSeed: [UInt8]) -> [UInt8]? {
         ensureInitialised()
         var curvePublic = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
         guard crypto_sign_ed25519_pk_to_curve25519(&curvePublic, recipient) == 0 else { return nil }
-        var sealed = [UInt8](repeating: 0, count: plaintext.count + Int(crypto_box_sealbytes()))
-        guard crypto_box_seal(&sealed, plaintext, UInt64(plaintext.count), curvePublic) == 0 else { return nil }
-        return sealed
+        var ephemeralPublic = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
+        var ephemeralSecret = [UInt8](repeating: 0, count: Int(crypto_box_SECRETKEYBYTES))
+        defer { sodium_memzero(&ephemeralSecret, ephemeralSecret.count) }
+        guard crypto_box_seed_keypair(&ephemeralPublic, &ephemeralSecret, ephemeralSeed) == 0 else { return nil }
+        var nonce = [UInt8](repeating: 0, count: Int(crypto_box_NONCEBYTES))
+        let keys = ephemeralPublic + curvePublic
+        crypto_generichash(&nonce, nonce.count, keys, UInt64(keys.count), nil, 0)
+        var boxed = [UInt8](repeating: 0, count: plaintext.count + Int(crypto_box_MACBYTES))
+        guard crypto_box_easy(&boxed, plaintext, UInt64(plaintext.count), nonce, curvePublic, ephemeralSecret) == 0
+        else { return nil }
+        return ephemeralPublic + boxed
     }
 
     /// Opens a sealed box addressed to the Ed25519 key pair (`publicKey`, `secretKey`); nil if it was not
@@ -98,6 +97,11 @@ enum Sodium {
     }
 
     // MARK: Randomness and memory
+
+    /// BLAKE2b-256 of `prefix` ‖ `bytes`.
+    static func blake2b256(prefix: [UInt8], bytes: [UInt8]) -> Bytes32 {
+        blake2b256(prefix: prefix, bytes: bytes, range: bytes.indices)
+    }
 
     static func randomBytes(_ count: Int) -> [UInt8] {
         ensureInitialised()

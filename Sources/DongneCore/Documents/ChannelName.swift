@@ -28,7 +28,7 @@ public struct ChannelName: Hashable, Sendable, CustomStringConvertible {
     private init(normalized: String) throws(DocumentError) {
         try TextRules.check(normalized, field: "name", limit: DocumentLimits.maximumNameBytes)
         value = normalized
-        id = ChannelID(Sodium.blake2b256(Self.idPrefix, Array(normalized.utf8)))
+        id = ChannelID(Sodium.blake2b256(prefix: Self.idPrefix, bytes: Array(normalized.utf8)))
     }
 
     public var description: String { value }

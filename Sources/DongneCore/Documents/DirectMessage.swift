@@ -23,10 +23,21 @@ public struct DirectMessage: Hashable, Sendable {
     public static func seal(
         _ content: MessageContent, from author: SigningKey, to recipient: PublicKey
     ) throws(DocumentError) -> DirectMessage {
+        try seal(content, from: author, to: recipient, ephemeralSeeds: (Sodium.randomBytes(32), Sodium.randomBytes(32)))
+    }
+
+    /// Seals with ephemeral keys from fixed seeds: only for reproducible test vectors, since reusing a seed
+    /// would let anyone link the messages.
+    @_spi(TestVectors)
+    public static func seal(
+        _ content: MessageContent, from author: SigningKey, to recipient: PublicKey,
+        ephemeralSeeds: (recipient: [UInt8], author: [UInt8])
+    ) throws(DocumentError) -> DirectMessage {
         try MessageFields.validate(content)
         let plaintext = CBOREncoder.encode(.map(MessageFields.entries(for: content)))
-        guard let forRecipient = Sodium.seal(plaintext, toEd25519: recipient.bytes),
-            let forAuthor = Sodium.seal(plaintext, toEd25519: author.publicKey.bytes)
+        guard
+            let forRecipient = Sodium.seal(plaintext, toEd25519: recipient.bytes, ephemeralSeed: ephemeralSeeds.recipient),
+            let forAuthor = Sodium.seal(plaintext, toEd25519: author.publicKey.bytes, ephemeralSeed: ephemeralSeeds.author)
         else { throw .wrongType(field: "recipient") }
         return DirectMessage(recipient: recipient, sealedForRecipient: forRecipient, sealedForAuthor: forAuthor)
     }

@@ -64,13 +64,7 @@ public struct Document: Hashable, Sendable, Identifiable {
         if let channel = body.channel { entries.append(CBORMapEntry(.unsigned(FieldKey.channel), .bytes(channel.bytes))) }
         entries += body.bodyEntries
         let unsigned = CBOREncoder.encode(.map(entries))
-        let id = DocumentID(Sodium.blake2b256(prefix: idPrefix, bytes: unsigned, range: unsigned.indices))
-        let signature = key.sign(signaturePrefix + id.bytes)
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(unsigned.count + 67)
-        bytes.append(0x82)
-        bytes += unsigned
-        CBOREncoder.append(.bytes(signature.bytes), to: &bytes)
+        let (id, signature, bytes) = envelope(unsigned: unsigned, signedBy: key)
         guard bytes.count <= DocumentLimits.maximumDocumentBytes else {
             throw .tooLarge(size: bytes.count, limit: DocumentLimits.maximumDocumentBytes)
         }
@@ -78,6 +72,27 @@ public struct Document: Hashable, Sendable, Identifiable {
             unverified: UnverifiedDocument(
                 id: id, version: DocumentLimits.protocolVersion, author: key.publicKey, created: created, body: body,
                 signature: signature, bytes: bytes))
+    }
+
+    /// The id, the signature and the signed envelope `[unsigned, signature]` of the unsigned bytes `unsigned`.
+    static func envelope(
+        unsigned: [UInt8], signedBy key: SigningKey
+    ) -> (id: DocumentID, signature: Signature, bytes: [UInt8]) {
+        let id = DocumentID(Sodium.blake2b256(prefix: idPrefix, bytes: unsigned))
+        let signature = key.sign(signaturePrefix + id.bytes)
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(unsigned.count + 67)
+        bytes.append(0x82)
+        bytes += unsigned
+        CBOREncoder.append(.bytes(signature.bytes), to: &bytes)
+        return (id, signature, bytes)
+    }
+
+    /// Signs arbitrary unsigned bytes, valid or not, into an envelope: for building invalid test vectors whose
+    /// only fault is the one they are meant to show.
+    @_spi(TestVectors)
+    public static func signedEnvelope(unsigned: [UInt8], signedBy key: SigningKey) -> [UInt8] {
+        envelope(unsigned: unsigned, signedBy: key).bytes
     }
 
     /// Documents are equal when their signed bytes are.

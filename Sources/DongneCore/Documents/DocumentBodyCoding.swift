@@ -26,12 +26,25 @@ extension DocumentBody {
                 try TextRules.check(
                     reason, field: "reason", limit: DocumentLimits.maximumNoteBytes, requiresContent: false)
             }
-        case .retract, .receipt, .unknown: break
+        case .retract, .receipt: break
+        case .unknown(let kind, _, let fields):
+            try Self.checkUnknown(kind: kind, fields: fields)
         case .profile(let profile):
             try TextRules.check(profile.displayName, field: "displayName", limit: DocumentLimits.maximumNameBytes)
         case .direct(let direct):
             try Self.checkSealed(direct.sealedForRecipient, field: "sealedForRecipient")
             try Self.checkSealed(direct.sealedForAuthor, field: "sealedForAuthor")
+        }
+    }
+
+    /// An unknown body may not pose as a known kind, nor carry header keys (0 to 4) or repeated keys.
+    private static func checkUnknown(kind: UInt64, fields: [CBORMapEntry]) throws(DocumentError) {
+        guard case .unknown = DocumentKind(number: kind) else { throw .wrongType(field: "kind") }
+        var seen: Set<UInt64> = []
+        for field in fields {
+            guard case .unsigned(let key) = field.key, key > FieldKey.channel, seen.insert(key).inserted else {
+                throw .unexpectedField("\(field.key)")
+            }
         }
     }
 

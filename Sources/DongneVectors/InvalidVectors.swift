@@ -1,0 +1,147 @@
+@_spi(TestVectors) import DongneCore
+
+/// Documents that break exactly one rule each, signed properly so that the rule is the only fault.
+///
+/// They are written byte by byte (`RawMap`), since the encoder and the signer refuse to make them.
+enum InvalidVectors {
+    /// (name, rule, bytes), in the order they appear in the file.
+    static func all() throws -> [(name: String, rule: String, bytes: [UInt8])] {
+        var cases: [(String, String, [UInt8])] = []
+        func add(_ name: String, _ rule: String, _ bytes: [UInt8]) { cases.append((name, rule, bytes)) }
+        func add(_ name: String, _ rule: String, _ map: RawMap, by key: SigningKey = VectorKeys.alice) {
+            add(name, rule, Document.signedEnvelope(unsigned: map.bytes, signedBy: key))
+        }
+        let valid = try ValidVectors.all()[2].document.bytes  // message-text
+
+        add("too-large", "document-too-large", RawMap.header(kind: 100).with(8, .bytes([UInt8](repeating: 7, count: 16_400))))
+        add("trailing-byte", "cbor-trailing-bytes", valid + [0x00])
+        add("truncated", "cbor-truncated", Array(valid.dropLast()))
+        add("created-8-byte-argument-for-a-4-byte-value", "cbor-non-shortest-integer",
+            RawMap.message().replacing(3, raw: [0x1b] + bigEndian(4_000_000_000, width: 8)))
+        add("kind-1-byte-argument", "cbor-non-shortest-integer", RawMap.message().replacing(1, raw: [0x18, 0x02]))
+        add("location-double-that-fits-half", "cbor-non-shortest-float",
+            RawMap.message(content: 11, .array([.float(37.5), .float(127)]))
+                .replacing(11, raw: [0x82, 0xfb] + bigEndian(37.5.bitPattern, width: 8) + CBOREncoder.encode(.float(127))))
+        add("map-keys-out-of-order", "cbor-map-key-order", RawMap.message().swapping(2, 3))
+        add("map-key-repeated", "cbor-map-key-order", RawMap.message().duplicating(9, .text("again")))
+        add("text-indefinite-length", "cbor-indefinite-length",
+            RawMap.message().replacing(9, raw: [0x7f, 0x62] + Array("hi".utf8) + [0xff]))
+        add("created-tagged", "cbor-unsupported-item",
+            RawMap.message().replacing(3, raw: [0xc1] + CBOREncoder.encode(.unsigned(ValidVectors.baseTime))))
+        add("reason-undefined", "cbor-unsupported-item", RawMap.report().with(9, raw: [0xf7]))
+        add("text-invalid-utf8", "invalid-utf8", RawMap.message().replacing(9, raw: [0x62, 0xff, 0xfe]))
+        add("envelope-three-items", "envelope-shape", [0x83] + Array(valid.dropFirst()) + [0xf6])
+        add("envelope-is-the-unsigned-map", "envelope-shape", RawMap.message().bytes)
+        add("version-2", "unsupported-version", RawMap.message().with(0, .unsigned(2)))
+        add("message-without-sender-name", "missing-field", RawMap.message().without(8))
+        add("message-with-extra-field", "unexpected-field", RawMap.message().with(20, .text("extra")))
+        add("profile-with-channel", "unexpected-field", RawMap.profile().with(4, .bytes(ValidVectors.seoul.id.bytes)))
+        add("created-as-text", "wrong-type", RawMap.message().with(3, .text("yesterday")))
+        add("author-31-bytes", "wrong-length", RawMap.message().with(2, .bytes(Array(VectorKeys.alice.publicKey.bytes.dropLast()))))
+        add("signature-63-bytes", "wrong-length", Array(valid.dropLast(66)) + [0x58, 0x3f] + Array(valid.suffix(63)))
+        add("text-only-white-space", "empty-text", RawMap.message(content: 9, .text(" \n\t ")))
+        add("text-4001-bytes", "text-too-long", RawMap.message(content: 9, .text(String(repeating: "a", count: 4_001))))
+        add("text-with-escape", "control-character", RawMap.message(content: 9, .text("red \u{1b}[31m")))
+        add("sender-name-with-line-feed", "control-character", RawMap.message().with(8, .text("민\n지")))
+        add("latitude-nan", "non-finite-number", RawMap.message(content: 11, .array([.float(.nan), .float(127)])))
+        add("longitude-infinite", "non-finite-number", RawMap.message(content: 11, .array([.float(37), .float(.infinity)])))
+        add("latitude-90.5", "latitude-out-of-range", RawMap.message(content: 11, .array([.float(90.5), .float(127)])))
+        add("longitude-minus-180.5", "longitude-out-of-range", RawMap.message(content: 11, .array([.float(37), .float(-180.5)])))
+        add("created-2^53", "created-out-of-range", RawMap.message().with(3, .unsigned(1 << 53)))
+        add("message-text-and-location", "message-content-not-exactly-one",
+            RawMap.message().with(11, .array([.float(37), .float(127)])))
+        add("message-without-content", "message-content-not-exactly-one", RawMap.message().without(9))
+        add("channel-name-conjoining-jamo", "channel-name-not-normalized", RawMap.channel(name: "\u{1109}\u{1165}\u{110B}\u{116E}\u{11AF}"))
+        add("channel-name-trailing-space", "channel-name-not-normalized", RawMap.channel(name: "서울 "))
+        add("channel-id-mismatch", "channel-id-mismatch",
+            RawMap.channel(name: "서울특별시").with(4, .bytes(ValidVectors.gyeonggi.id.bytes)))
+        add("signed-by-another-key", "bad-signature", RawMap.message(), by: VectorKeys.bob)
+        add("signature-bit-flipped", "bad-signature", Array(valid.dropLast()) + [valid.last! ^ 0x01])
+        add("direct-sealed-too-short", "size-out-of-range", RawMap.direct(sealedForRecipient: [UInt8](repeating: 1, count: 48)))
+        return cases
+    }
+
+    static func bigEndian(_ value: UInt64, width: Int) -> [UInt8] {
+        (0..<width).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
+    }
+}
+
+/// An unsigned document map written entry by entry, in the order given, with raw bytes where needed.
+struct RawMap {
+    var entries: [(key: UInt64, value: [UInt8])]
+
+    var bytes: [UInt8] {
+        var output: [UInt8] = []
+        CBOREncoder.appendHead(major: 5, argument: UInt64(entries.count), to: &output)
+        for entry in entries { output += CBOREncoder.encode(.unsigned(entry.key)) + entry.value }
+        return output
+    }
+
+    /// Sets `key` to `value` (replacing it in place, or appending it in key order if absent).
+    func with(_ key: UInt64, _ value: CBOR) -> RawMap { with(key, raw: CBOREncoder.encode(value)) }
+
+    func with(_ key: UInt64, raw: [UInt8]) -> RawMap {
+        var copy = self
+        if let index = copy.entries.firstIndex(where: { $0.key == key }) {
+            copy.entries[index].value = raw
+        } else {
+            let index = copy.entries.firstIndex(where: { $0.key > key }) ?? copy.entries.count
+            copy.entries.insert((key, raw), at: index)
+        }
+        return copy
+    }
+
+    /// Adds a second entry for `key` right after the first.
+    func duplicating(_ key: UInt64, _ value: CBOR) -> RawMap {
+        var copy = self
+        let index = copy.entries.firstIndex(where: { $0.key == key })!
+        copy.entries.insert((key, CBOREncoder.encode(value)), at: index + 1)
+        return copy
+    }
+
+    func replacing(_ key: UInt64, raw: [UInt8]) -> RawMap {
+        var copy = self
+        copy.entries[copy.entries.firstIndex(where: { $0.key == key })!].value = raw
+        return copy
+    }
+
+    func without(_ key: UInt64) -> RawMap { RawMap(entries: entries.filter { $0.key != key }) }
+
+    func swapping(_ first: UInt64, _ second: UInt64) -> RawMap {
+        var copy = self
+        let a = copy.entries.firstIndex(where: { $0.key == first })!
+        let b = copy.entries.firstIndex(where: { $0.key == second })!
+        copy.entries.swapAt(a, b)
+        return copy
+    }
+
+    static func header(kind: UInt64, author: SigningKey = VectorKeys.alice, channel: ChannelID? = nil) -> RawMap {
+        var map = RawMap(entries: [
+            (0, CBOREncoder.encode(.unsigned(1))), (1, CBOREncoder.encode(.unsigned(kind))),
+            (2, CBOREncoder.encode(.bytes(author.publicKey.bytes))),
+            (3, CBOREncoder.encode(.unsigned(ValidVectors.baseTime))),
+        ])
+        if let channel { map.entries.append((4, CBOREncoder.encode(.bytes(channel.bytes)))) }
+        return map
+    }
+
+    static func message(content key: UInt64 = 9, _ value: CBOR = .text("hello")) -> RawMap {
+        header(kind: 2, channel: ValidVectors.seoul.id).with(8, .text("민지")).with(key, value)
+    }
+
+    static func report() -> RawMap {
+        header(kind: 3, channel: ValidVectors.seoul.id).with(8, .bytes(ValidVectors.photo.bytes))
+    }
+
+    static func profile() -> RawMap { header(kind: 5).with(8, .text("민지")) }
+
+    static func channel(name: String) -> RawMap {
+        let id = BLAKE2b.hash256(Array(name.utf8), prefix: ChannelName.idPrefix)
+        return header(kind: 1, channel: ChannelID(id)).with(8, .text(name))
+    }
+
+    static func direct(sealedForRecipient: [UInt8]) -> RawMap {
+        header(kind: 6).with(8, .bytes(VectorKeys.bob.publicKey.bytes)).with(9, .bytes(sealedForRecipient))
+            .with(10, .bytes([UInt8](repeating: 2, count: 64)))
+    }
+}

@@ -1,0 +1,47 @@
+@_spi(TestVectors) import DongneCore
+
+/// The valid documents of the vector file: at least one of every kind, and the optional fields both ways.
+enum ValidVectors {
+    static let baseTime: UInt64 = 1_764_400_000_000
+    static let seoul = try! ChannelName(normalizing: "서울특별시")
+    static let gyeonggi = try! ChannelName(normalizing: "경기도")
+    static let photo = BlobHash(BLAKE2b.hash256(Array("a photo manifest".utf8)))
+    static let avatar = BlobHash(BLAKE2b.hash256(Array("an avatar manifest".utf8)))
+
+    /// (name, document), in the order they appear in the file.
+    static func all() throws -> [(name: String, document: Document)] {
+        let alice = VectorKeys.alice, bob = VectorKeys.bob
+        var cases: [(String, Document)] = []
+        func add(_ name: String, _ body: DocumentBody, by key: SigningKey) throws {
+            cases.append((name, try Document.sign(body, created: baseTime + UInt64(cases.count) * 1_000, by: key)))
+        }
+        try add("channel", .channel(ChannelInfo(name: seoul, description: "서울 이야기")), by: alice)
+        try add("channel-without-description", .channel(ChannelInfo(name: gyeonggi)), by: bob)
+        let text = try message(.text("여기 떡볶이 맛있어요"))
+        try add("message-text", text, by: alice)
+        try add("message-photo", try message(.photo(photo)), by: alice)
+        try add("message-location", try message(.location(Location(latitude: 37.5665, longitude: 126.978))), by: bob)
+        try add("message-location-half-precision", try message(.location(Location(latitude: 37.5, longitude: -0.0))), by: bob)
+        let textID = cases[2].1.id
+        try add("report", .report(Report(channel: seoul.id, message: textID, reason: "광고")), by: bob)
+        try add("report-without-reason", .report(Report(channel: seoul.id, message: textID)), by: VectorKeys.carol)
+        try add("retract", .retract(Retract(channel: seoul.id, message: textID)), by: alice)
+        try add("profile", .profile(Profile(displayName: "민지", avatar: avatar)), by: alice)
+        try add("profile-without-avatar", .profile(Profile(displayName: "준호")), by: bob)
+        let sealed = try DirectMessage.seal(
+            .text("안녕하세요"), from: alice, to: bob.publicKey, ephemeralSeeds: VectorKeys.ephemeralSeeds)
+        try add("direct", .direct(sealed), by: alice)
+        let directID = cases.last!.1.id
+        try add("receipt", .receipt(Receipt(message: directID, recipient: alice.publicKey)), by: bob)
+        let future: [CBORMapEntry] = [
+            CBORMapEntry(.unsigned(8), .text("a kind from the future")), CBORMapEntry(.unsigned(9), .array([.unsigned(1), .negative(1)])),
+        ]
+        try add("unknown-kind-in-channel", .unknown(kind: 100, channel: seoul.id, fields: future), by: alice)
+        try add("unknown-kind-without-channel", .unknown(kind: 4_242, channel: nil, fields: [CBORMapEntry(.unsigned(5), .bytes([1, 2, 3]))]), by: bob)
+        return cases
+    }
+
+    static func message(_ content: MessageContent) throws -> DocumentBody {
+        .message(Message(channel: seoul.id, senderName: "민지", content: content))
+    }
+}

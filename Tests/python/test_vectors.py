@@ -1,0 +1,131 @@
+"""Independent check of Protocol/vectors/documents.json with other people's code.
+
+cbor2 decodes every vector and re-encodes it canonically, hashlib recomputes every id, PyNaCl
+(libsodium's Python binding) verifies every signature and opens the sealed direct message.
+The field table below is transcribed from Protocol/PROTOCOL.md, not from the Swift code.
+If these bytes and ours differ, ours are wrong.
+"""
+import hashlib
+import json
+import pathlib
+import unicodedata
+
+import cbor2
+import nacl.exceptions
+import nacl.public
+import nacl.signing
+import pytest
+
+VECTORS = json.loads(
+    (pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "vectors" / "documents.json").read_text()
+)
+PREFIX = {name: bytes.fromhex(value) for name, value in VECTORS["prefixes"].items()}
+
+HEADER = {0: "version", 1: "kind", 2: "author", 3: "created", 4: "channel"}
+BODY = {  # kind number -> {key: field name}, from PROTOCOL.md
+    1: {8: "name", 9: "description"},
+    2: {8: "senderName", 9: "text", 10: "photo", 11: "location"},
+    3: {8: "ref", 9: "reason"},
+    4: {8: "ref"},
+    5: {8: "displayName", 9: "avatar"},
+    6: {8: "recipient", 9: "sealedForRecipient", 10: "sealedForAuthor"},
+    7: {8: "ref", 9: "recipient"},
+}
+ZBASE32 = "ybndrfg8ejkmcpqxot1uwisza345h769"
+
+
+def blake2b256(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=32).digest()
+
+
+def canonical(value) -> bytes:
+    return cbor2.dumps(value, canonical=True)
+
+
+def as_json(value):
+    """A decoded CBOR value the way the vector file writes it."""
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, list):
+        return [as_json(item) for item in value]
+    return value
+
+
+@pytest.mark.parametrize("vector", VECTORS["valid"], ids=lambda v: v["name"])
+def test_valid_vector(vector):
+    signed = bytes.fromhex(vector["signed"])
+    envelope = cbor2.loads(signed)
+    assert isinstance(envelope, list) and len(envelope) == 2
+    unsigned_map, signature = envelope
+    assert canonical(envelope) == signed, "not canonical CBOR by cbor2's rules"
+    unsigned = canonical(unsigned_map)
+    assert unsigned.hex() == vector["unsigned"]
+    assert signed[1 : len(signed) - 66] == unsigned, "unsigned bytes are not the envelope's first item"
+
+    document_id = blake2b256(PREFIX["documentID"] + unsigned)
+    assert document_id.hex() == vector["id"]
+    assert signature.hex() == vector["signature"]
+    author = unsigned_map[2]
+    assert author.hex() == vector["publicKey"]
+    nacl.signing.VerifyKey(author).verify(PREFIX["signature"] + document_id, signature)
+
+    kind = unsigned_map[1]
+    names = {**HEADER, **BODY.get(kind, {})}
+    fields = {names.get(key, str(key)): value for key, value in unsigned_map.items()}
+    expected = vector["fields"]
+    for name, value in fields.items():
+        if kind in BODY or name in HEADER.values():
+            assert as_json(value) == expected[name], name
+        else:  # unknown kinds list their other fields as CBOR bytes
+            assert canonical(value).hex() == expected[name], name
+    assert set(fields) == set(expected)
+
+
+def test_direct_message_opens_for_recipient_and_author():
+    keys = {key["name"]: nacl.signing.SigningKey(bytes.fromhex(key["seed"])) for key in VECTORS["keys"]}
+    direct = next(v for v in VECTORS["valid"] if v["fields"]["kind"] == 6)
+    for holder, field in (("bob", "sealedForRecipient"), ("alice", "sealedForAuthor")):
+        box = nacl.public.SealedBox(keys[holder].to_curve25519_private_key())
+        content = cbor2.loads(box.decrypt(bytes.fromhex(direct["fields"][field])))
+        assert content == {9: direct["sealedContent"]["text"]}
+    with pytest.raises(nacl.exceptions.CryptoError):
+        nacl.public.SealedBox(keys["carol"].to_curve25519_private_key()).decrypt(
+            bytes.fromhex(direct["fields"]["sealedForRecipient"])
+        )
+
+
+@pytest.mark.parametrize("key", VECTORS["keys"], ids=lambda k: k["name"])
+def test_keys_and_fingerprints(key):
+    public = bytes(nacl.signing.SigningKey(bytes.fromhex(key["seed"])).verify_key)
+    assert public.hex() == key["publicKey"]
+    bits = "".join(f"{byte:08b}" for byte in public)
+    bits += "0" * (-len(bits) % 5)
+    assert "".join(ZBASE32[int(bits[i : i + 5], 2)] for i in range(0, len(bits), 5)) == key["fingerprint"]
+
+
+@pytest.mark.parametrize("channel", VECTORS["channels"], ids=lambda c: c["normalized"])
+def test_channel_ids(channel):
+    name = unicodedata.normalize("NFC", bytes.fromhex(channel["input"]).decode()).strip()
+    assert name == channel["normalized"]
+    assert blake2b256(PREFIX["channelID"] + name.encode()).hex() == channel["id"]
+
+
+NON_CANONICAL = {"cbor-non-shortest-integer", "cbor-non-shortest-float", "cbor-map-key-order", "cbor-indefinite-length"}
+
+
+@pytest.mark.parametrize(
+    "vector", [v for v in VECTORS["invalid"] if v["rule"] in NON_CANONICAL], ids=lambda v: v["name"]
+)
+def test_non_canonical_vectors_are_non_canonical_for_cbor2_too(vector):
+    data = bytes.fromhex(vector["bytes"])
+    assert canonical(cbor2.loads(data)) != data
+
+
+@pytest.mark.parametrize(
+    "vector", [v for v in VECTORS["invalid"] if v["rule"] == "bad-signature"], ids=lambda v: v["name"]
+)
+def test_bad_signature_vectors_fail_libsodium(vector):
+    unsigned_map, signature = cbor2.loads(bytes.fromhex(vector["bytes"]))
+    document_id = blake2b256(PREFIX["documentID"] + canonical(unsigned_map))
+    with pytest.raises(nacl.exceptions.BadSignatureError):
+        nacl.signing.VerifyKey(unsigned_map[2]).verify(PREFIX["signature"] + document_id, signature)
