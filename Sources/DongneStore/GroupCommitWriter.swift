@@ -22,6 +22,7 @@ final class GroupCommitWriter: @unchecked Sendable {
     private var queue: [Write] = []
     private var stopping = false
     private var stopped = false
+    private var committed = StoreStatistics(transactions: 0, writes: 0)
     private let connection: Connection
     private var thread: Thread?
 
@@ -55,6 +56,13 @@ final class GroupCommitWriter: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Transactions and writes committed so far.
+    var statistics: StoreStatistics {
+        condition.lock()
+        defer { condition.unlock() }
+        return committed
+    }
+
     private func run() {
         while let batch = nextBatch() { commit(batch) }
         condition.lock()
@@ -81,12 +89,18 @@ final class GroupCommitWriter: @unchecked Sendable {
         do {
             try connection.statement("BEGIN IMMEDIATE").run()
             for write in batch { results.append(runInSavepoint(write)) }
+            connection.resetStatements()
             try connection.statement("COMMIT").run()
         } catch {
+            connection.resetStatements()
             try? connection.execute("ROLLBACK")
             for write in batch { write.completion(.failure(.sqlite(error))) }
             return
         }
+        condition.lock()
+        committed.transactions += 1
+        committed.writes += batch.count
+        condition.unlock()
         for (write, result) in zip(batch, results) { write.completion(result) }
     }
 
@@ -106,4 +120,12 @@ final class GroupCommitWriter: @unchecked Sendable {
             return .failure(.sqlite(error))
         }
     }
+}
+
+/// How much the writer has committed: `writes / transactions` is the mean group-commit batch.
+public struct StoreStatistics: Hashable, Sendable {
+    /// Committed transactions (one fsync each).
+    public var transactions: Int
+    /// Writes (insert calls, block changes, settings) committed in them.
+    public var writes: Int
 }

@@ -40,6 +40,9 @@ public final class Store: Sendable {
     /// Finishes queued writes and refuses new ones. Reads keep working until the store is released.
     public func close() { writer.stop() }
 
+    /// What the writer has committed so far.
+    public var statistics: StoreStatistics { writer.statistics }
+
     // MARK: Writing
 
     /// Stores `document` durably; returns whether it was new.
@@ -91,7 +94,10 @@ private final class ReadConnection: @unchecked Sendable {
 
     func with<T>(_ body: (Connection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         lock.lock()
-        defer { lock.unlock() }
+        defer {
+            connection.resetStatements()
+            lock.unlock()
+        }
         return try body(connection)
     }
 }

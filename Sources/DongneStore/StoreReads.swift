@@ -6,6 +6,12 @@ public struct MessageState: Hashable, Sendable {
     public let reporters: Int
     /// Whether the message's author withdrew it.
     public let retracted: Bool
+
+    /// A state with these values.
+    public init(reporters: Int, retracted: Bool) {
+        self.reporters = reporters
+        self.retracted = retracted
+    }
 }
 
 extension Store {

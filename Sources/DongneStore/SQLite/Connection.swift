@@ -48,6 +48,12 @@ final class Connection {
         return statement
     }
 
+    /// Resets every cached statement. A statement left on a row keeps its read transaction (and so an old
+    /// snapshot of a WAL database) open; callers reset after each unit of work so later reads see new commits.
+    func resetStatements() {
+        for statement in cache.values { statement.reset() }
+    }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 

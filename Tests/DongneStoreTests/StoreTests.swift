@@ -1,0 +1,172 @@
+import DongneCore
+import DongneStore
+import Foundation
+import Testing
+
+@Suite struct StoreTests {
+    @Test func documentsOfEveryKindSurviveReopeningTheStore() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let text = try message("안녕")
+        let bodies: [DocumentBody] = [
+            .channel(ChannelInfo(name: Keys.seoul, description: "서울")),
+            .report(Report(channel: Keys.seoul.id, message: text.id, reason: "spam")),
+            .retract(Retract(channel: Keys.seoul.id, message: text.id)),
+            .profile(Profile(displayName: "민지")),
+            .direct(try DirectMessage.seal(.text("hi"), from: Keys.alice, to: Keys.bob.publicKey)),
+            .receipt(Receipt(message: text.id, recipient: Keys.bob.publicKey)),
+            .unknown(kind: 77, channel: Keys.seoul.id, fields: [CBORMapEntry(.unsigned(9), .bytes([1]))]),
+        ]
+        let documents = try [text] + bodies.map { try Document.sign($0, created: 5, by: Keys.alice) }
+        do {
+            let store = try Store(path: directory.file("store.sqlite"))
+            #expect(try await store.insert(documents) == Array(repeating: .stored, count: documents.count))
+            #expect(try await store.insert(text) == .duplicate)
+            store.close()
+        }
+        let reopened = try Store(path: directory.file("store.sqlite"))
+        #expect(try reopened.documentCount() == documents.count)
+        for document in documents {
+            let stored = try #require(try reopened.document(document.id))
+            #expect(stored.bytes == document.bytes)
+            #expect(stored.body == document.body)
+        }
+        #expect(try reopened.documents(in: Keys.seoul.id).count == 5)  // message, channel, report, retract, unknown
+        #expect(try reopened.integrityCheck() == "ok")
+    }
+
+    @Test func readsSeeEveryWriteThatHasReturned() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        for index in 0..<50 {
+            let document = try message("m\(index)", at: UInt64(index))
+            #expect(try !store.contains(document.id))
+            _ = try await store.insert(document)
+            #expect(try store.contains(document.id))
+            #expect(try store.documentCount() == index + 1)
+        }
+    }
+
+    @Test func documentsOfAChannelComeInCreatedThenIdOrder() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        let documents = try (0..<50).map { try message("m\($0)", at: UInt64($0 % 7)) }
+        _ = try await store.insert(documents.shuffled())
+        let expected = documents.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
+        #expect(try store.documents(in: Keys.seoul.id).map(\.id) == expected.map(\.id))
+    }
+
+    @Test func reportsCountDistinctReportersOtherThanTheAuthor() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        let target = try message("target")
+        let early = try report(target, by: Keys.dave)  // arrives before the message
+        _ = try await store.insert(early)
+        _ = try await store.insert(target)
+        #expect(try store.messageState(target.id) == MessageState(reporters: 1, retracted: false))
+        for document in try [report(target, by: Keys.bob), report(target, by: Keys.bob, at: 9_000),
+                             report(target, by: Keys.alice), report(target, by: Keys.carol)] {
+            _ = try await store.insert(document)
+        }
+        #expect(try store.messageState(target.id) == MessageState(reporters: 3, retracted: false))
+    }
+
+    @Test func onlyTheAuthorCanRetractAndARetractMayArriveFirst() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        let first = try message("first"), second = try message("second")
+        _ = try await store.insert([first, try retract(first, by: Keys.bob)])
+        #expect(try store.messageState(first.id)?.retracted == false)
+        _ = try await store.insert(try retract(first, by: Keys.alice))
+        #expect(try store.messageState(first.id)?.retracted == true)
+        _ = try await store.insert(try retract(second, by: Keys.alice))
+        _ = try await store.insert(second)
+        #expect(try store.messageState(second.id)?.retracted == true)
+    }
+
+    @Test func concurrentWritesShareTransactions() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        let documents = try (0..<2_000).map { try message("m\($0)", at: UInt64($0)) }
+        try await withThrowingTaskGroup(of: InsertOutcome.self) { group in
+            for document in documents { group.addTask { try await store.insert(document) } }
+            for try await outcome in group { #expect(outcome == .stored) }
+        }
+        #expect(try store.documentCount() == 2_000)
+        let statistics = store.statistics
+        #expect(statistics.writes == 2_000)
+        #expect(statistics.transactions < 1_000, "group commit should batch concurrent writes: \(statistics)")
+    }
+
+    @Test func blocksAndSettingsAreKeptLocally() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let store = try Store(path: directory.file("store.sqlite"))
+            try await store.block(Keys.bob.publicKey, since: 1)
+            try await store.block(Keys.carol.publicKey, since: 2)
+            try await store.unblock(Keys.carol.publicKey)
+            try await store.setSetting("displayName", to: Array("민지".utf8))
+            store.close()
+        }
+        let store = try Store(path: directory.file("store.sqlite"))
+        #expect(try store.blockedAuthors() == [Keys.bob.publicKey])
+        #expect(try store.setting("displayName") == Array("민지".utf8))
+        #expect(try store.setting("missing") == nil)
+    }
+
+    @Test func ingestStoresOnlyValidSignedDocuments() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        let valid = try message("valid")
+        var forged = valid.bytes
+        forged[forged.count - 1] ^= 1
+        await #expect(throws: IngestError.invalid(.badSignature)) { try await store.ingest(forged) }
+        await #expect(throws: IngestError.invalid(.encoding(.trailingBytes(count: 1)))) {
+            try await store.ingest(valid.bytes + [0])
+        }
+        #expect(try store.documentCount() == 0)
+        #expect(try await store.ingest(valid.bytes).1 == .stored)
+        #expect(try await store.ingest(valid.bytes).1 == .duplicate)
+        #expect(try store.documentCount() == 1)
+    }
+
+    @Test func writesAfterCloseFailCleanly() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        store.close()
+        await #expect(throws: StoreError.closed) { try await store.insert(try message("late")) }
+    }
+
+    @Test func aDatabaseFromANewerVersionIsRefused() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        _ = try Store(path: directory.file("store.sqlite"))
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        sqlite.arguments = [directory.file("store.sqlite"), "PRAGMA user_version = 99"]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        #expect(throws: StoreError.newerSchema(found: 99, supported: 1)) { try Store(path: directory.file("store.sqlite")) }
+    }
+
+    @Test func aFileThatIsNotADatabaseGivesATypedError() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try Data(repeating: 0x41, count: 4_096).write(to: URL(fileURLWithPath: directory.file("store.sqlite")))
+        do {
+            _ = try Store(path: directory.file("store.sqlite"))
+            Issue.record("a garbage file opened as a store")
+        } catch {
+            guard case .sqlite(let sqliteError) = error else { Issue.record("\(error)"); return }
+            #expect(sqliteError.isCorrupt)
+        }
+    }
+}
