@@ -15,21 +15,82 @@ public enum IngestError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// A received batch after its checks: the documents to store, and the result already known for the others.
+public struct AdmittedBatch: Sendable {
+    fileprivate var results: [Result<(Document, InsertOutcome), IngestError>?]
+    fileprivate var fresh: [(index: Int, document: Document)]
+
+    /// How many documents of the batch passed every check and are not stored yet.
+    public var newDocumentCount: Int { fresh.count }
+}
+
 extension Store {
     /// Takes bytes received from anywhere and stores them if they are a valid, new document.
     ///
-    /// The checks run cheapest first: size and canonical form and fields (parsing), then the duplicate check by
-    /// id, and only then the Ed25519 signature, which costs about fifty times more than the rest. Returns the
-    /// document and whether it was new; a duplicate is returned without its signature being checked again,
-    /// since the stored copy was checked when it arrived.
+    /// Returns the document and whether it was new. See ``admit(_:)`` for the order of checks.
     public func ingest(_ bytes: [UInt8]) async throws(IngestError) -> (Document, InsertOutcome) {
-        let unverified: UnverifiedDocument
-        do { unverified = try UnverifiedDocument(parsing: bytes) } catch { throw .invalid(error) }
-        do {
-            if try contains(unverified.id), let stored = try document(unverified.id) { return (stored, .duplicate) }
-        } catch { throw .store(error) }
+        try await ingest([bytes])[0].get()
+    }
+
+    /// Checks a batch of received documents and stores the valid, new ones in one durable write: ``admit(_:)``
+    /// then ``commit(_:)``. One result per input, in order; an invalid document does not stop the others.
+    public func ingest(_ batch: [[UInt8]]) async -> [Result<(Document, InsertOutcome), IngestError>] {
+        await commit(admit(batch))
+    }
+
+    /// Checks a batch of received documents in the calling task, without writing anything.
+    ///
+    /// The checks run cheapest first: size, canonical form and fields (parsing), then the duplicate check by id
+    /// (against the store and within the batch), and only then the Ed25519 signature, which costs about fifty
+    /// times more than the rest. A stored duplicate is answered from the store without checking its signature
+    /// again: the stored copy was checked on arrival. A receiver that admits the next batch while the previous
+    /// one commits keeps its core on signatures while the writer thread writes.
+    public func admit(_ batch: [[UInt8]]) -> AdmittedBatch {
+        var admitted = AdmittedBatch(results: Array(repeating: nil, count: batch.count), fresh: [])
+        var parsed: [(index: Int, document: UnverifiedDocument)] = []
+        for (index, bytes) in batch.enumerated() {
+            do { parsed.append((index, try UnverifiedDocument(parsing: bytes))) } catch {
+                admitted.results[index] = .failure(.invalid(error))
+            }
+        }
+        let stored: Set<DocumentID>
+        do { stored = try storedIDs(among: parsed.map(\.document.id)) } catch {
+            for entry in parsed { admitted.results[entry.index] = .failure(.store(error)) }
+            return admitted
+        }
+        var seen: Set<DocumentID> = []
+        for (index, unverified) in parsed {
+            admitted.results[index] = admit(unverified, stored: stored, seen: &seen) { admitted.fresh.append((index, $0)) }
+        }
+        return admitted
+    }
+
+    /// The result of one parsed document, or nil after handing a new verified one to `accept`.
+    private func admit(
+        _ unverified: UnverifiedDocument, stored: Set<DocumentID>, seen: inout Set<DocumentID>,
+        accept: (Document) -> Void
+    ) -> Result<(Document, InsertOutcome), IngestError>? {
+        if stored.contains(unverified.id) {
+            do {
+                if let copy = try document(unverified.id) { return .success((copy, .duplicate)) }
+            } catch { return .failure(.store(error)) }
+        }
         let document: Document
-        do { document = try unverified.verified() } catch { throw .invalid(error) }
-        do { return (document, try await insert(document)) } catch { throw .store(error) }
+        do { document = try unverified.verified() } catch { return .failure(.invalid(error)) }
+        guard seen.insert(document.id).inserted else { return .success((document, .duplicate)) }
+        accept(document)
+        return nil
+    }
+
+    /// Stores the new documents of an admitted batch in one durable write; the results of the whole batch.
+    public func commit(_ admitted: AdmittedBatch) async -> [Result<(Document, InsertOutcome), IngestError>] {
+        var results = admitted.results
+        do {
+            let outcomes = try await insert(admitted.fresh.map(\.document))
+            for (entry, outcome) in zip(admitted.fresh, outcomes) { results[entry.index] = .success((entry.document, outcome)) }
+        } catch {
+            for entry in admitted.fresh { results[entry.index] = .failure(.store(error)) }
+        }
+        return results.map { $0! }
     }
 }

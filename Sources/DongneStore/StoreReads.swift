@@ -31,6 +31,17 @@ extension Store {
         }
     }
 
+    /// Which of `ids` are stored, looked up under one lock.
+    public func storedIDs(among ids: [DocumentID]) throws(StoreError) -> Set<DocumentID> {
+        try read { connection throws(SQLiteError) in
+            var stored: Set<DocumentID> = []
+            for id in ids where try connection.statement("SELECT 1 FROM documents WHERE id = ?").bind(.blob(id.bytes)).step() {
+                stored.insert(id)
+            }
+            return stored
+        }
+    }
+
     /// How many documents are stored.
     public func documentCount() throws(StoreError) -> Int {
         try read { connection throws(SQLiteError) in Int(try connection.scalarInteger("SELECT count(*) FROM documents")) }

@@ -18,9 +18,8 @@ public enum CBOREncoder {
             appendHead(major: 2, argument: UInt64(bytes.count), to: &output)
             output += bytes
         case .text(let text):
-            let utf8 = Array(text.utf8)
-            appendHead(major: 3, argument: UInt64(utf8.count), to: &output)
-            output += utf8
+            appendHead(major: 3, argument: UInt64(text.utf8.count), to: &output)
+            output.append(contentsOf: text.utf8)
         case .array(let items):
             appendHead(major: 4, argument: UInt64(items.count), to: &output)
             for item in items { append(item, to: &output) }
@@ -45,15 +44,23 @@ public enum CBOREncoder {
     }
 
     private static func appendMap(_ entries: [CBORMapEntry], to output: inout [UInt8]) {
-        let encoded = entries.map { (key: encode($0.key), value: encode($0.value)) }
-        let sorted = encoded.sorted { $0.key.lexicographicallyPrecedes($1.key) }
-        for (previous, next) in zip(sorted, sorted.dropFirst()) {
-            precondition(previous.key != next.key, "a CBOR map was built with a repeated key")
+        let keys = entries.map { encode($0.key) }
+        appendHead(major: 5, argument: UInt64(entries.count), to: &output)
+        // Documents build their maps in key order already: then the values go straight into the output.
+        if zip(keys, keys.dropFirst()).allSatisfy({ $0.lexicographicallyPrecedes($1) }) {
+            for (key, entry) in zip(keys, entries) {
+                output += key
+                append(entry.value, to: &output)
+            }
+            return
         }
-        appendHead(major: 5, argument: UInt64(sorted.count), to: &output)
-        for entry in sorted {
-            output += entry.key
-            output += entry.value
+        let sorted = zip(keys, entries).sorted { $0.0.lexicographicallyPrecedes($1.0) }
+        for (previous, next) in zip(sorted, sorted.dropFirst()) {
+            precondition(previous.0 != next.0, "a CBOR map was built with a repeated key")
+        }
+        for (key, entry) in sorted {
+            output += key
+            append(entry.value, to: &output)
         }
     }
 

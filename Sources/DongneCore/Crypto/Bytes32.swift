@@ -12,14 +12,19 @@ public struct Bytes32: Hashable, Comparable, Sendable {
     public init?(_ bytes: some Collection<UInt8>) {
         guard bytes.count == 32 else { return nil }
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        for (offset, byte) in bytes.enumerated() {
-            switch offset / 8 {
-            case 0: words.0 = words.0 << 8 | UInt64(byte)
-            case 1: words.1 = words.1 << 8 | UInt64(byte)
-            case 2: words.2 = words.2 << 8 | UInt64(byte)
-            default: words.3 = words.3 << 8 | UInt64(byte)
+        var index = bytes.startIndex
+        func nextWord() -> UInt64 {
+            var word: UInt64 = 0
+            for _ in 0..<8 {
+                word = word << 8 | UInt64(bytes[index])
+                index = bytes.index(after: index)
             }
+            return word
         }
+        words.0 = nextWord()
+        words.1 = nextWord()
+        words.2 = nextWord()
+        words.3 = nextWord()
         (w0, w1, w2, w3) = words
     }
 
@@ -28,12 +33,12 @@ public struct Bytes32: Hashable, Comparable, Sendable {
 
     /// The 32 bytes, in order.
     public var bytes: [UInt8] {
-        var result = [UInt8]()
-        result.reserveCapacity(32)
-        for word in [w0, w1, w2, w3] {
-            for shift in stride(from: 56, through: 0, by: -8) { result.append(UInt8(truncatingIfNeeded: word >> shift)) }
+        [UInt8](unsafeUninitializedCapacity: 32) { buffer, count in
+            for (offset, word) in [w0, w1, w2, w3].enumerated() {
+                for byte in 0..<8 { buffer[offset * 8 + byte] = UInt8(truncatingIfNeeded: word >> (56 - 8 * UInt64(byte))) }
+            }
+            count = 32
         }
-        return result
     }
 
     /// Lowercase hexadecimal, 64 characters.

@@ -12,7 +12,8 @@ enum FieldKey {
 /// Reads typed fields out of a decoded map, remembering which keys it used so that leftovers can be refused.
 struct FieldReader {
     private var entries: [(key: UInt64, value: CBOR)] = []
-    private var taken: Set<UInt64> = []
+    /// Keys taken so far, one bit per key: every key a reader asks for is below 64.
+    private var taken: UInt64 = 0
 
     init(_ map: [CBORMapEntry]) throws(DocumentError) {
         entries.reserveCapacity(map.count)
@@ -24,22 +25,27 @@ struct FieldReader {
 
     /// Every entry not yet taken, in key order, for unknown kinds that keep them as they are.
     mutating func takeRest() -> [CBORMapEntry] {
-        let rest = entries.filter { !taken.contains($0.key) }
-        for entry in rest { taken.insert(entry.key) }
+        let rest = entries.filter { !isTaken($0.key) }
+        taken = .max
         return rest.map { CBORMapEntry(.unsigned($0.key), $0.value) }
     }
 
     /// Refuses any field that no reader asked for.
     func finish() throws(DocumentError) {
-        if let extra = entries.first(where: { !taken.contains($0.key) }) {
+        if let extra = entries.first(where: { !isTaken($0.key) }) {
             throw .unexpectedField("key \(extra.key)")
         }
     }
 
     mutating func take(_ key: UInt64) -> CBOR? {
         guard let entry = entries.first(where: { $0.key == key }) else { return nil }
-        taken.insert(key)
+        taken |= 1 << key
         return entry.value
+    }
+
+    /// Keys from 64 up are never asked for, so they count as taken only after ``takeRest()``.
+    private func isTaken(_ key: UInt64) -> Bool {
+        key < 64 ? taken & (1 << key) != 0 : taken == .max
     }
 
     mutating func required(_ key: UInt64, _ name: String) throws(DocumentError) -> CBOR {

@@ -18,7 +18,8 @@ enum TextRules {
                 let allowed = allowsLineBreaks && (scalar == "\n" || scalar == "\t")
                 guard allowed else { throw .controlCharacter(field: field) }
             }
-            if !scalar.properties.isWhitespace { hasContent = true }
+            // Looking up a Unicode property is the slow part: stop once one non-space scalar was found.
+            if !hasContent && !scalar.properties.isWhitespace { hasContent = true }
         }
         guard hasContent || !requiresContent else { throw .emptyText(field: field) }
     }

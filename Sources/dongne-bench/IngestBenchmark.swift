@@ -1,0 +1,92 @@
+import CSodium
+import DongneCore
+import DongneStore
+import Foundation
+
+/// `dongne-bench ingest`: documents per second in and out, against raw Ed25519 on this machine in the same run.
+///
+/// - encode + sign (`Document.sign`, one core) against raw `crypto_sign_detached` of a message the size of a
+///   document (one core). Target ≥ 0.8.
+/// - ingest (parse, duplicate check, verify, durable store with group commit; signatures checked by one task)
+///   against raw `crypto_sign_verify_detached` of a document-sized message (one core). Target ≥ 0.7.
+enum IngestBenchmark {
+    static let count = 20_000
+    static let batch = 256
+
+    static func run() async throws -> Bool {
+        let key = SigningKey(seed: [UInt8](repeating: 7, count: 32))!
+        let channel = try ChannelName(normalizing: "서울특별시").id
+        let text = String(repeating: "떡볶이 ", count: 15)  // about 300 bytes per signed document
+        let bodies = (0..<count).map { index in
+            DocumentBody.message(Message(channel: channel, senderName: "민지", content: .text("\(index) \(text)")))
+        }
+        let documents = try bodies.enumerated().map { try Document.sign($1, created: UInt64($0), by: key).bytes }
+        let meanSize = documents.reduce(0) { $0 + $1.count } / count
+        Measure.report("documents", "\(count), mean \(meanSize) bytes")
+
+        let rawSign = rawSignRate(size: meanSize)
+        let sign = try await Measure.rate(count: count) {
+            for (index, body) in bodies.enumerated() { _ = try Document.sign(body, created: UInt64(index), by: key) }
+        }
+        let rawVerify = rawVerifyRate(size: meanSize)
+        let ingest = try await ingestRate(documents)
+        Measure.report("raw crypto_sign_detached, \(meanSize) B, 1 core", Measure.perSecond(rawSign))
+        Measure.report("encode + sign (Document.sign), 1 core", Measure.perSecond(sign))
+        Measure.report("raw crypto_sign_verify_detached, \(meanSize) B, 1 core", Measure.perSecond(rawVerify))
+        Measure.report("ingest: parse + verify (1 task) + store (writer thread)", Measure.perSecond(ingest))
+        let signMet = Measure.ratio("encode + sign / raw sign", sign / rawSign, atLeast: 0.8)
+        let ingestMet = Measure.ratio("ingest / raw verify", ingest / rawVerify, atLeast: 0.7)
+        return signMet && ingestMet
+    }
+
+    /// Ingests every document into a fresh store, in batches whose signatures one task checks in turn while the
+    /// store's writer thread commits the batch before.
+    private static func ingestRate(_ documents: [[UInt8]]) async throws -> Double {
+        try await Measure.rate(count: documents.count) {
+            let directory = NSTemporaryDirectory() + "dongne-bench-" + UUID().uuidString
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let store = try Store(path: directory + "/store.sqlite")
+            var committing: Task<[Result<(Document, InsertOutcome), IngestError>], Never>? = nil
+            for start in stride(from: 0, to: documents.count, by: batch) {
+                let admitted = store.admit(Array(documents[start..<min(start + batch, documents.count)]))
+                if let previous = committing { for result in await previous.value { _ = try result.get() } }
+                committing = Task { await store.commit(admitted) }
+            }
+            for result in await committing?.value ?? [] { _ = try result.get() }
+            store.close()
+        }
+    }
+
+    private static func rawSignRate(size: Int) -> Double {
+        var publicKey = [UInt8](repeating: 0, count: 32), secretKey = [UInt8](repeating: 0, count: 64)
+        crypto_sign_keypair(&publicKey, &secretKey)
+        let message = [UInt8](repeating: 0x5a, count: size)
+        var signature = [UInt8](repeating: 0, count: 64)
+        return syncRate {
+            crypto_sign_detached(&signature, nil, message, UInt64(message.count), secretKey)
+        }
+    }
+
+    private static func rawVerifyRate(size: Int) -> Double {
+        var publicKey = [UInt8](repeating: 0, count: 32), secretKey = [UInt8](repeating: 0, count: 64)
+        crypto_sign_keypair(&publicKey, &secretKey)
+        let message = [UInt8](repeating: 0x5a, count: size)
+        var signature = [UInt8](repeating: 0, count: 64)
+        crypto_sign_detached(&signature, nil, message, UInt64(message.count), secretKey)
+        return syncRate {
+            precondition(crypto_sign_verify_detached(signature, message, UInt64(message.count), publicKey) == 0)
+        }
+    }
+
+    /// The median rate of `count` synchronous calls, over three runs.
+    private static func syncRate(_ operation: () -> Void) -> Double {
+        var rates: [Double] = []
+        for _ in 0..<3 {
+            let start = ContinuousClock.now
+            for _ in 0..<count { operation() }
+            rates.append(Double(count) / Measure.seconds(ContinuousClock.now - start))
+        }
+        return rates.sorted()[1]
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// Timing and printing for the benchmarks: every figure is a rate measured in this run, and every target is a
+/// ratio against a physical limit measured in the same run.
+enum Measure {
+    /// Operations per second of `body`, which performs `count` operations; the median of `repetitions` runs.
+    static func rate(count: Int, repetitions: Int = 3, _ body: () async throws -> Void) async rethrows -> Double {
+        var rates: [Double] = []
+        for _ in 0..<repetitions {
+            let start = ContinuousClock.now
+            try await body()
+            rates.append(Double(count) / seconds(ContinuousClock.now - start))
+        }
+        return rates.sorted()[rates.count / 2]
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// One aligned line: what was measured, and its figure.
+    static func report(_ label: String, _ value: String) {
+        print(label.padding(toLength: 64, withPad: " ", startingAt: 0) + value)
+    }
+
+    static func perSecond(_ rate: Double) -> String {
+        let formatter = NumberFormatter()
+        formatter.numberStyle = .decimal
+        formatter.maximumFractionDigits = 0
+        return (formatter.string(from: NSNumber(value: rate)) ?? "\(rate)") + " /s"
+    }
+
+    /// A ratio, its target, and whether it was met.
+    static func ratio(_ label: String, _ value: Double, atLeast target: Double) -> Bool {
+        let verdict = value >= target ? "met" : "NOT MET"
+        report(label, String(format: "%.2f  (target ≥ %.2f: %@)", value, target, verdict))
+        return value >= target
+    }
+}

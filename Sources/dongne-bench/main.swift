@@ -1,0 +1,16 @@
+import Foundation
+
+// dongne-bench: benchmarks, separate from the tests. Each prints its figures, the physical limit measured in the
+// same run, and the ratios the issues set as targets; it exits 1 if a target was missed.
+//
+//   swift run -c release dongne-bench ingest
+
+let usage = "usage: dongne-bench ingest"
+switch CommandLine.arguments.dropFirst().first {
+case "ingest":
+    let met = try await IngestBenchmark.run()
+    exit(met ? 0 : 1)
+default:
+    FileHandle.standardError.write(Data("\(usage)\n".utf8))
+    exit(2)
+}

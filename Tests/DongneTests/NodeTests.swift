@@ -1,0 +1,87 @@
+import Dongne
+import DongneCore
+import DongneStore
+import Foundation
+import Testing
+
+@Suite struct NodeTests {
+    static func temporaryPath() -> String { NSTemporaryDirectory() + "dongne-node-" + UUID().uuidString }
+
+    @Test func aNodeKeepsItsIdentityAndStoreAcrossRestarts() async throws {
+        let directory = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = Configuration(dataDirectory: directory + "/nested/data", displayName: "민지")
+        let first = try await Node.start(configuration)
+        let document = try Document.sign(.profile(Profile(displayName: "민지")), created: 1, by: first.identity)
+        _ = try await first.store.insert(document)
+        await first.stop()
+
+        let second = try await Node.start(configuration)
+        #expect(second.publicKey == first.publicKey)
+        #expect(try second.store.document(document.id)?.bytes == document.bytes)
+        let mode = try FileManager.default.attributesOfItem(atPath: configuration.dataDirectory)[.posixPermissions]
+        #expect((mode as! NSNumber).intValue == 0o700)
+        await second.stop()
+    }
+}
+
+/// The `dongne` binary, run as a person would run it.
+@Suite struct CommandLineTests {
+    static let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        .appendingPathComponent("dongne").path
+
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+    }
+
+    @Test func startingPrintsTheIdentityAndStoreAndNeverTheSecret() throws {
+        let directory = NodeTests.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try Self.run(["--data", directory, "--name", "민지"])
+        #expect(first.status == 0)
+        let seed = try String(contentsOfFile: directory + "/identity.key", encoding: .utf8).trimmingCharacters(in: .newlines)
+        let key = SigningKey(seed: Hex.decode(seed)!)!
+        #expect(first.output == """
+            dongne node started
+            identity     \(key.publicKey.fingerprint.short)  (민지)
+            fingerprint  \(key.publicKey.fingerprint.grouped)
+            store        \(directory)/dongne.sqlite
+            documents    0
+
+            """)
+        #expect(!first.output.contains(seed) && !first.errors.contains(seed))
+        let second = try Self.run(["--data", directory])
+        #expect(second.output.contains(key.publicKey.fingerprint.short))
+    }
+
+    @Test func badArgumentsGetOneClearLineAndTheUsage() throws {
+        let unknown = try Self.run(["--frobnicate"])
+        #expect(unknown.status == 2)
+        #expect(unknown.errors.hasPrefix("dongne: unknown option --frobnicate\nusage: dongne"))
+        let missing = try Self.run(["--data"])
+        #expect(missing.status == 2)
+        #expect(missing.errors.hasPrefix("dongne: --data needs a value\n"))
+        let help = try Self.run(["--help"])
+        #expect(help.status == 0)
+        #expect(help.output.hasPrefix("usage: dongne"))
+    }
+
+    @Test func anUnreadableDataDirectoryIsReportedNotCrashedOn() throws {
+        let directory = NodeTests.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(FileManager.default.createFile(atPath: directory, contents: Data("a file, not a folder".utf8)))
+        let result = try Self.run(["--data", directory])
+        #expect(result.status == 1)
+        #expect(result.errors.hasPrefix("dongne: \(directory): cannot create the data directory"))
+    }
+}
