@@ -29,6 +29,8 @@ enum InvalidVectors {
         add("created-tagged", "cbor-unsupported-item",
             RawMap.message().replacing(3, raw: [0xc1] + CBOREncoder.encode(.unsigned(ValidVectors.baseTime))))
         add("reason-undefined", "cbor-unsupported-item", RawMap.report().with(9, raw: [0xf7]))
+        let deep = [UInt8](repeating: 0x81, count: CBORDecoder.maximumDepth - 1) + [0x00]  // 2 levels above it
+        add("unknown-field-nested-too-deep", "cbor-nested-too-deep", RawMap.header(kind: 100).with(8, raw: deep))
         add("text-invalid-utf8", "invalid-utf8", RawMap.message().replacing(9, raw: [0x62, 0xff, 0xfe]))
         add("envelope-three-items", "envelope-shape", [0x83] + Array(valid.dropFirst()) + [0xf6])
         add("envelope-is-the-unsigned-map", "envelope-shape", RawMap.message().bytes)

@@ -13,7 +13,7 @@ enum MessageFields {
         }
     }
 
-    /// Reads exactly one of text, photo and location from `reader`, checked against the rules.
+    /// Reads exactly one of text, photo and location from `reader`; the caller checks the rules.
     static func content(from reader: inout FieldReader) throws(DocumentError) -> MessageContent {
         let found = [reader.take(text), reader.take(photo), reader.take(location)]
         let present = found.compactMap { $0 }
@@ -26,7 +26,6 @@ enum MessageFields {
         } else {
             content = .location(try location(from: present[0]))
         }
-        try validate(content)
         return content
     }
 
@@ -35,6 +34,7 @@ enum MessageFields {
         var reader = try FieldReader(map)
         let content = try content(from: &reader)
         try reader.finish()
+        try validate(content)
         return content
     }
 
