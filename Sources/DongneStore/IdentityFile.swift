@@ -38,13 +38,19 @@ public enum IdentityFile {
     public static func create(_ key: SigningKey, at path: String) throws(StoreError) {
         let temporary = path + ".new"
         unlink(temporary)
+        // Created 0600 from the start (O_EXCL: never an existing file), so the seed is never readable by others.
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .file(path: temporary, reason: String(cString: strerror(errno))) }
-        let line = Array((Hex.encode(key.seedBytes) + "\n").utf8)
-        let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        let synced = fsync(descriptor) == 0
-        close(descriptor)
-        guard written == line.count, synced, rename(temporary, path) == 0 else {
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        do {
+            try handle.write(contentsOf: Data((Hex.encode(key.seedBytes) + "\n").utf8))
+            try handle.synchronize()
+            try handle.close()
+        } catch {
+            unlink(temporary)
+            throw .file(path: path, reason: "cannot write the identity key: \(error.localizedDescription)")
+        }
+        guard rename(temporary, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
             throw .file(path: path, reason: "cannot write the identity key: \(reason)")

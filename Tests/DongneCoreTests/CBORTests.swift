@@ -73,25 +73,12 @@ import Testing
     }
 
     @Test func randomBytesNeverTrapAndWhatDecodesReencodesIdentically() {
-        var generator = SeededGenerator(seed: 0x5eed)
+        var generator = SplitMix64(seed: 0x5eed)
         for _ in 0..<20_000 {
             let bytes = (0..<Int.random(in: 1...24, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
             if let value = try? CBORDecoder.decode(bytes) {
                 #expect(CBOREncoder.encode(value) == bytes)
             }
         }
-    }
-}
-
-/// SplitMix64: a small seeded generator, so property tests repeat exactly.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
     }
 }

@@ -41,7 +41,7 @@ import Testing
         let documents = directory.file("documents"), storePath = directory.file("store.sqlite")
         try Self.generate(100_000, into: documents)
         let ids = try Self.ids(in: documents)
-        var random = SplitMix(seed: 20_261_129)
+        var random = SplitMix64(seed: 20_261_129)  // the kill moments repeat run to run
         var killedMidway = 0
         for round in 1...20 {
             let ingest = try ChildProcess(Self.probe, ["ingest", documents, storePath])
@@ -82,18 +82,5 @@ import Testing
         let full = errors.filter { $0.contains("SQLite error 13") }.count  // SQLITE_FULL
         #expect(full == errors.count, "only disk-full errors: \(errors.first ?? "")")
         #expect(Self.summary(lines) == ["done", "integrity ok", "count \(acknowledged)"], "exactly the acknowledged documents are stored")
-    }
-}
-
-/// SplitMix64, for the kill moments: the same seed gives the same schedule.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
     }
 }
