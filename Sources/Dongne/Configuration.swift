@@ -1,16 +1,29 @@
 import Foundation
 
-/// How a node starts: where it keeps its data and what it calls its user.
+/// How a node starts: where it keeps its data, what it calls its user, and its local rules.
 public struct Configuration: Sendable {
     /// The folder holding the identity key and the store. Created (mode 0700) if missing.
     public var dataDirectory: String
     /// The name shown beside this user's messages. A label only: never unique, never an identity.
     public var displayName: String
+    /// The channel of the region the user is in. When set, messages can be sent only there, as in the seed app;
+    /// reports and retracts work everywhere. Nil allows posting in any channel.
+    public var region: String?
+    /// Reports that hide a message (3, as in the seed app).
+    public var reportThreshold: Int
+    /// Where the node reads the time for the documents it signs.
+    public var clock: NodeClock
 
-    /// A configuration.
-    public init(dataDirectory: String, displayName: String) {
+    /// A configuration; only the data directory and the display name have no default.
+    public init(
+        dataDirectory: String, displayName: String, region: String? = nil, reportThreshold: Int = 3,
+        clock: NodeClock = .system
+    ) {
         self.dataDirectory = dataDirectory
         self.displayName = displayName
+        self.region = region
+        self.reportThreshold = reportThreshold
+        self.clock = clock
     }
 
     /// `$XDG_DATA_HOME/dongne`, or `~/.local/share/dongne` when XDG_DATA_HOME is not set.
@@ -18,5 +31,36 @@ public struct Configuration: Sendable {
         let environment = ProcessInfo.processInfo.environment
         if let base = environment["XDG_DATA_HOME"], !base.isEmpty { return base + "/dongne" }
         return NSHomeDirectory() + "/.local/share/dongne"
+    }
+}
+
+/// The time source of a node, in milliseconds since the Unix epoch.
+public struct NodeClock: Sendable {
+    /// The current time.
+    public let now: @Sendable () -> UInt64
+
+    /// A clock reading `now`.
+    public init(now: @escaping @Sendable () -> UInt64) { self.now = now }
+
+    /// The system's wall clock.
+    public static let system = NodeClock { UInt64(max(0, Date().timeIntervalSince1970 * 1_000)) }
+
+    /// A clock that starts at `start` and moves `step` milliseconds forward at every reading: for tests and
+    /// transcripts whose output must not depend on when they run.
+    public static func stepping(from start: UInt64, by step: UInt64 = 1_000) -> NodeClock {
+        let counter = SteppingCounter()
+        return NodeClock { start + step * counter.next() }
+    }
+}
+
+private final class SteppingCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count: UInt64 = 0
+
+    func next() -> UInt64 {
+        lock.withLock {
+            defer { count += 1 }
+            return count
+        }
     }
 }

@@ -31,7 +31,8 @@ public final class Node: Sendable {
             try FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw StoreError.file(path: directory, reason: "cannot create the data directory: \(error.localizedDescription)")
+            throw StoreError.file(
+                path: directory, reason: "cannot create the data directory: \(error.localizedDescription)")
         }
         let identity = try IdentityFile.loadOrCreate(at: directory + "/" + IdentityFile.fileName)
         let store = try Store(path: directory + "/dongne.sqlite")

@@ -23,7 +23,7 @@ final class GroupCommitWriter: @unchecked Sendable {
     private var stopping = false
     private var stopped = false
     private var committed = StoreStatistics(transactions: 0, writes: 0)
-    private let connection: Connection
+    private var connection: Connection?
     private var thread: Thread?
 
     init(connection: Connection) {
@@ -47,7 +47,7 @@ final class GroupCommitWriter: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Finishes every queued write, then ends the thread and closes the connection. Idempotent.
+    /// Finishes every queued write, then ends the thread and closes its connection. Idempotent.
     func stop() {
         condition.lock()
         stopping = true
@@ -65,6 +65,7 @@ final class GroupCommitWriter: @unchecked Sendable {
 
     private func run() {
         while let batch = nextBatch() { commit(batch) }
+        connection = nil  // closes the database connection, on the thread that used it
         condition.lock()
         stopped = true
         condition.broadcast()
@@ -84,16 +85,26 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private func commit(_ batch: [Write]) {
+        guard let connection else { return }
         var results: [Result<Void, StoreError>] = []
         results.reserveCapacity(batch.count)
         do {
             try connection.statement("BEGIN IMMEDIATE").run()
-            for write in batch { results.append(runInSavepoint(write)) }
+            for write in batch {
+                let result = runInSavepoint(write, on: connection)
+                // Some errors make SQLite roll the whole transaction back: the batch cannot commit any more.
+                if case .failure(let error) = result, !connection.isInTransaction {
+                    connection.resetStatements()
+                    for write in batch { write.completion(.failure(error)) }
+                    return
+                }
+                results.append(result)
+            }
             connection.resetStatements()
             try connection.statement("COMMIT").run()
         } catch {
             connection.resetStatements()
-            try? connection.execute("ROLLBACK")
+            if connection.isInTransaction { try? connection.execute("ROLLBACK") }
             for write in batch { write.completion(.failure(.sqlite(error))) }
             return
         }
@@ -104,12 +115,13 @@ final class GroupCommitWriter: @unchecked Sendable {
         for (write, result) in zip(batch, results) { write.completion(result) }
     }
 
-    private func runInSavepoint(_ write: Write) -> Result<Void, StoreError> {
+    private func runInSavepoint(_ write: Write, on connection: Connection) -> Result<Void, StoreError> {
         do {
             try connection.statement("SAVEPOINT write").run()
             do {
                 try write.work(connection)
             } catch {
+                guard connection.isInTransaction else { return .failure(error) }
                 try connection.statement("ROLLBACK TO write").run()
                 try connection.statement("RELEASE write").run()
                 return .failure(error)

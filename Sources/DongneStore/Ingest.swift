@@ -7,6 +7,7 @@ public enum IngestError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The store failed; nothing was stored.
     case store(StoreError)
 
+    /// One line for people.
     public var description: String {
         switch self {
         case .invalid(let error): "invalid document: \(error)"
@@ -60,7 +61,9 @@ extension Store {
         }
         var seen: Set<DocumentID> = []
         for (index, unverified) in parsed {
-            admitted.results[index] = admit(unverified, stored: stored, seen: &seen) { admitted.fresh.append((index, $0)) }
+            admitted.results[index] = admit(unverified, stored: stored, seen: &seen) {
+                admitted.fresh.append((index, $0))
+            }
         }
         return admitted
     }
@@ -87,7 +90,9 @@ extension Store {
         var results = admitted.results
         do {
             let outcomes = try await insert(admitted.fresh.map(\.document))
-            for (entry, outcome) in zip(admitted.fresh, outcomes) { results[entry.index] = .success((entry.document, outcome)) }
+            for (entry, outcome) in zip(admitted.fresh, outcomes) {
+                results[entry.index] = .success((entry.document, outcome))
+            }
         } catch {
             for entry in admitted.fresh { results[entry.index] = .failure(.store(error)) }
         }

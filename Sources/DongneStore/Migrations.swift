@@ -19,26 +19,56 @@ enum Migrations {
         CREATE INDEX documents_by_author ON documents (author, created);
         CREATE INDEX documents_by_ref ON documents (ref, kind) WHERE ref IS NOT NULL;
 
-        -- Derived moderation state of each message, maintained on insert (reports and retracts may arrive first).
+        -- Each message with its derived moderation state, maintained on insert (reports and retracts may come
+        -- first). `reporters` counts the reporters that count here: not the author, not blocked, posters in
+        -- the channel. Listener queries read this table through its indexes.
         CREATE TABLE message_state (
             id        BLOB PRIMARY KEY,
             channel   BLOB NOT NULL,
             author    BLOB NOT NULL,
             created   INTEGER NOT NULL,
+            type      INTEGER NOT NULL,
             reporters INTEGER NOT NULL DEFAULT 0,
             retracted INTEGER NOT NULL DEFAULT 0
         ) WITHOUT ROWID;
         CREATE INDEX message_state_by_channel ON message_state (channel, created, id);
+        CREATE INDEX message_state_by_author ON message_state (channel, author, created, id);
 
-        -- Distinct reporters per message (a reporter's second report adds nothing).
+        -- Every (message, reporter) pair once, with the channel the report was made in; which of them count is
+        -- decided above (a report made in another channel than the message's never does).
         CREATE TABLE reports (
             message  BLOB NOT NULL,
             reporter BLOB NOT NULL,
+            channel  BLOB NOT NULL,
             PRIMARY KEY (message, reporter)
         ) WITHOUT ROWID;
+        CREATE INDEX reports_by_reporter ON reports (reporter);
 
-        -- Local and private: author keys this user blocked, and local settings.
+        -- Authors that have posted at least one message in a channel: only their reports count there.
+        CREATE TABLE posters (channel BLOB NOT NULL, author BLOB NOT NULL, PRIMARY KEY (channel, author)) WITHOUT ROWID;
+
+        -- The latest name and description of each channel from its `channel` documents.
+        CREATE TABLE channel_info (
+            id          BLOB PRIMARY KEY,
+            name        TEXT NOT NULL,
+            description TEXT,
+            created     INTEGER NOT NULL,
+            document    BLOB NOT NULL
+        ) WITHOUT ROWID;
+
+        -- The latest name each author goes by, from its messages and profiles. A label, never an identity.
+        CREATE TABLE author_names (
+            author  BLOB PRIMARY KEY,
+            name    TEXT NOT NULL,
+            created INTEGER NOT NULL,
+            document BLOB NOT NULL
+        ) WITHOUT ROWID;
+
+        -- Local and private, never sent: blocked authors, joined channels, writes no peer has acknowledged yet,
+        -- and settings.
         CREATE TABLE blocks (author BLOB PRIMARY KEY, since INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE joined_channels (id BLOB PRIMARY KEY, name TEXT NOT NULL, joined INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE pending_writes (id BLOB PRIMARY KEY) WITHOUT ROWID;
         CREATE TABLE settings (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
 
         -- Photo chunks by hash (filled by the blob transfer).
@@ -71,6 +101,7 @@ extension Connection {
     /// The first column of the first row of `sql`.
     func scalarInteger(_ sql: String) throws(SQLiteError) -> Int64 {
         let statement = try statement(sql)
+        defer { statement.reset() }
         guard try statement.step() else { return 0 }
         return statement.integer(0)
     }

@@ -1,12 +1,13 @@
 public import DongneCore
 import Foundation
-import Synchronization
 
 /// The local store of one node: documents as their exact signed bytes, the moderation state derived from them,
 /// the private block list and local settings, in one SQLite file.
 ///
-/// Durability: the file is in WAL mode with `synchronous=FULL`, and a write call returns only after the
-/// transaction holding it has committed, so what a write call returned survives a crash and a power cut.
+/// Durability: the file is in WAL mode with `synchronous=FULL` (checked when the store opens: SQLite answers a
+/// pragma it cannot honour with its old value), and a write call returns only after the transaction holding it
+/// has committed, so what a write call returned survives a process crash and a power cut. The file is created
+/// readable by its owner only: it holds the private block list.
 /// Throughput comes from group commit (see ``GroupCommitWriter``): concurrent writes share one transaction.
 /// Reads use their own connection and see every write whose call has returned.
 public final class Store: Sendable {
@@ -18,9 +19,16 @@ public final class Store: Sendable {
     /// Opens the database at `path`, creating it and bringing its schema up to date as needed.
     public init(path: String) throws(StoreError) {
         self.path = path
+        try PrivateFile.create(path)
         do {
             let writeConnection = try Connection(path: path)
             try writeConnection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
+            let journal = try writeConnection.scalarText("PRAGMA journal_mode")
+            let synchronous = try writeConnection.scalarInteger("PRAGMA synchronous")
+            guard journal == "wal", synchronous == 2 else {
+                throw StoreError.file(
+                    path: path, reason: "SQLite kept journal_mode=\(journal), synchronous=\(synchronous)")
+            }
             try Migrations.apply(to: writeConnection)
             let readConnection = try Connection(path: path)
             try readConnection.execute("PRAGMA query_only = 1")
@@ -52,16 +60,14 @@ public final class Store: Sendable {
 
     /// Stores `documents` durably in one write (all or none); returns, for each, whether it was new.
     public func insert(_ documents: [Document]) async throws(StoreError) -> [InsertOutcome] {
-        let outcomes = Mutex<[InsertOutcome]>([])
-        try await write { connection throws(StoreError) in
+        let outcomes = LockedValue<[InsertOutcome]>([])
+        try await writeSQL { connection throws(SQLiteError) in
             var results: [InsertOutcome] = []
             results.reserveCapacity(documents.count)
-            do throws(SQLiteError) {
-                for document in documents { results.append(try connection.insert(document)) }
-            } catch { throw .sqlite(error) }
-            outcomes.withLock { $0 = results }
+            for document in documents { results.append(try connection.insert(document)) }
+            outcomes.set(results)
         }
-        return outcomes.withLock { $0 }
+        return outcomes.get()
     }
 
     /// Runs `work` in the writer's next transaction and returns once it is durably committed.

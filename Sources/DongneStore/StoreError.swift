@@ -9,6 +9,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A file of the data directory could not be used (identity key, folders).
     case file(path: String, reason: String)
 
+    /// One line for people.
     public var description: String {
         switch self {
         case .sqlite(let error): "store: \(error)"

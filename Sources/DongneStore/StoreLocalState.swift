@@ -1,23 +1,23 @@
 public import DongneCore
 
-/// What is local and private to this node: the block list and settings. None of it is ever sent.
+/// What is local and private to this node: the block list, joined channels, unacknowledged writes and settings.
+/// None of it is ever sent.
 extension Store {
-    /// Blocks `author`: its documents stay stored (and relayed) but are not shown here.
+    /// Blocks `author`: its documents stay stored (and relayed) but are not shown here, and its reports stop
+    /// counting here.
     public func block(_ author: PublicKey, since: UInt64) async throws(StoreError) {
-        try await write { connection throws(StoreError) in
-            do throws(SQLiteError) {
-                try connection.statement("INSERT OR IGNORE INTO blocks (author, since) VALUES (?, ?)")
-                    .bind(.blob(author.bytes), .integer(Int64(since))).run()
-            } catch { throw .sqlite(error) }
+        try await writeSQL { connection throws(SQLiteError) in
+            try connection.statement("INSERT OR IGNORE INTO blocks (author, since) VALUES (?, ?)")
+                .bind(.blob(author.bytes), .integer(Int64(since))).run()
+            try connection.refreshReportCounts(reportedBy: author)
         }
     }
 
     /// Lifts a block.
     public func unblock(_ author: PublicKey) async throws(StoreError) {
-        try await write { connection throws(StoreError) in
-            do throws(SQLiteError) {
-                try connection.statement("DELETE FROM blocks WHERE author = ?").bind(.blob(author.bytes)).run()
-            } catch { throw .sqlite(error) }
+        try await writeSQL { connection throws(SQLiteError) in
+            try connection.statement("DELETE FROM blocks WHERE author = ?").bind(.blob(author.bytes)).run()
+            try connection.refreshReportCounts(reportedBy: author)
         }
     }
 
@@ -31,6 +31,48 @@ extension Store {
         }
     }
 
+    /// Stores documents this node wrote, marked as pending until a peer acknowledges them.
+    public func insertLocal(_ documents: [Document]) async throws(StoreError) -> [InsertOutcome] {
+        let outcomes = LockedValue<[InsertOutcome]>([])
+        try await writeSQL { connection throws(SQLiteError) in
+            var results: [InsertOutcome] = []
+            for document in documents {
+                results.append(try connection.insert(document))
+                try connection.statement("INSERT OR IGNORE INTO pending_writes (id) VALUES (?)")
+                    .bind(.blob(document.id.bytes)).run()
+            }
+            outcomes.set(results)
+        }
+        return outcomes.get()
+    }
+
+    /// Which of `ids` are local writes that no peer has acknowledged.
+    public func pendingWrites(among ids: [DocumentID]) throws(StoreError) -> Set<DocumentID> {
+        try read { connection throws(SQLiteError) in
+            var pending: Set<DocumentID> = []
+            for id in ids
+            where try connection.statement("SELECT 1 FROM pending_writes WHERE id = ?").bind(.blob(id.bytes)).step() {
+                pending.insert(id)
+            }
+            return pending
+        }
+    }
+
+    /// Records that the user joined a channel (idempotent; the first join time stays).
+    public func join(_ channel: ChannelName, at time: UInt64) async throws(StoreError) {
+        try await writeSQL { connection throws(SQLiteError) in
+            try connection.statement("INSERT OR IGNORE INTO joined_channels (id, name, joined) VALUES (?, ?, ?)")
+                .bind(.blob(channel.id.bytes), .text(channel.value), .integer(Int64(time))).run()
+        }
+    }
+
+    /// Records that the user left a channel. Its documents stay stored.
+    public func leave(_ channel: ChannelID) async throws(StoreError) {
+        try await writeSQL { connection throws(SQLiteError) in
+            try connection.statement("DELETE FROM joined_channels WHERE id = ?").bind(.blob(channel.bytes)).run()
+        }
+    }
+
     /// The value of a local setting.
     public func setting(_ key: String) throws(StoreError) -> [UInt8]? {
         try read { connection throws(SQLiteError) -> [UInt8]? in
@@ -41,11 +83,16 @@ extension Store {
 
     /// Sets a local setting.
     public func setSetting(_ key: String, to value: [UInt8]) async throws(StoreError) {
+        try await writeSQL { connection throws(SQLiteError) in
+            try connection.statement("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)")
+                .bind(.text(key), .blob(value)).run()
+        }
+    }
+
+    /// Runs SQL in the writer's next transaction, turning SQLite's errors into the store's.
+    func writeSQL(_ work: @escaping @Sendable (Connection) throws(SQLiteError) -> Void) async throws(StoreError) {
         try await write { connection throws(StoreError) in
-            do throws(SQLiteError) {
-                try connection.statement("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)")
-                    .bind(.text(key), .blob(value)).run()
-            } catch { throw .sqlite(error) }
+            do throws(SQLiteError) { try work(connection) } catch { throw .sqlite(error) }
         }
     }
 }

@@ -35,7 +35,8 @@ extension Store {
     public func storedIDs(among ids: [DocumentID]) throws(StoreError) -> Set<DocumentID> {
         try read { connection throws(SQLiteError) in
             var stored: Set<DocumentID> = []
-            for id in ids where try connection.statement("SELECT 1 FROM documents WHERE id = ?").bind(.blob(id.bytes)).step() {
+            for id in ids
+            where try connection.statement("SELECT 1 FROM documents WHERE id = ?").bind(.blob(id.bytes)).step() {
                 stored.insert(id)
             }
             return stored
@@ -44,7 +45,8 @@ extension Store {
 
     /// How many documents are stored.
     public func documentCount() throws(StoreError) -> Int {
-        try read { connection throws(SQLiteError) in Int(try connection.scalarInteger("SELECT count(*) FROM documents")) }
+        try read { connection throws(SQLiteError) in Int(try connection.scalarInteger("SELECT count(*) FROM documents"))
+        }
     }
 
     /// The documents of `channel` in protocol order: by `created`, then by id.
@@ -83,7 +85,7 @@ extension Store {
         }
     }
 
-    private static func reload(_ bytes: [UInt8]) throws(StoreError) -> Document {
+    static func reload(_ bytes: [UInt8]) throws(StoreError) -> Document {
         do { return try Document(reloadingVerified: bytes) } catch {
             throw .file(path: "documents", reason: "a stored document no longer parses: \(error)")
         }

@@ -22,24 +22,29 @@ public enum DocumentVectors {
                 "signature": .string(Hex.encode(Document.signaturePrefix)),
                 "channelID": .string(Hex.encode(ChannelName.idPrefix)),
             ]),
-            "keys": .array(VectorKeys.named.map { name, key in
-                .object([
-                    "name": .string(name), "seed": .string(Hex.encode(key.seedBytes)),
-                    "publicKey": .string(Hex.encode(key.publicKey.bytes)),
-                    "fingerprint": .string(key.publicKey.fingerprint.full),
-                ])
-            }),
+            "keys": .array(
+                VectorKeys.named.map { name, key in
+                    .object([
+                        "name": .string(name), "seed": .string(Hex.encode(key.seedBytes)),
+                        "publicKey": .string(Hex.encode(key.publicKey.bytes)),
+                        "fingerprint": .string(key.publicKey.fingerprint.full),
+                    ])
+                }),
             "channels": .array(try channelVectors()),
             "valid": .array(try ValidVectors.all().map { name, document in validVector(name, document) }),
-            "invalid": .array(try InvalidVectors.all().map { name, rule, bytes in
-                .object(["name": .string(name), "rule": .string(rule), "bytes": .string(Hex.encode(bytes))])
-            }),
+            "invalid": .array(
+                try InvalidVectors.all().map { name, rule, bytes in
+                    .object(["name": .string(name), "rule": .string(rule), "bytes": .string(Hex.encode(bytes))])
+                }),
         ]
     }
 
     private static func channelVectors() throws -> [JSONValue] {
-        let inputs = ["서울특별시", "\u{1109}\u{1165}\u{110B}\u{116E}\u{11AF}\u{1110}\u{1173}\u{11A8}\u{1107}\u{1167}\u{11AF}\u{1109}\u{1175}",
-                      "  서울특별시\n", "경기도", "Café"]
+        let inputs = [
+            "서울특별시",
+            "\u{1109}\u{1165}\u{110B}\u{116E}\u{11AF}\u{1110}\u{1173}\u{11A8}\u{1107}\u{1167}\u{11AF}\u{1109}\u{1175}",
+            "  서울특별시\n", "경기도", "Café",
+        ]
         return try inputs.map { input in
             let name = try ChannelName(normalizing: input)
             return .object([

@@ -6,27 +6,38 @@
 enum InvalidVectors {
     /// (name, rule, bytes), in the order they appear in the file.
     static func all() throws -> [(name: String, rule: String, bytes: [UInt8])] {
-        var cases: [(String, String, [UInt8])] = []
-        func add(_ name: String, _ rule: String, _ bytes: [UInt8]) { cases.append((name, rule, bytes)) }
-        func add(_ name: String, _ rule: String, _ map: RawMap, by key: SigningKey = VectorKeys.alice) {
-            add(name, rule, Document.signedEnvelope(unsigned: map.bytes, signedBy: key))
-        }
-        let valid = try ValidVectors.all()[2].document.bytes  // message-text
+        var list = VectorList(valid: try ValidVectors.all()[2].document.bytes)  // message-text
+        encodingRules(&list)
+        fieldRules(&list)
+        return list.cases
+    }
 
-        add("too-large", "document-too-large", RawMap.header(kind: 100).with(8, .bytes([UInt8](repeating: 7, count: 16_400))))
+    /// Vectors for the rules of the encoding and the envelope (PROTOCOL.md §1.1, §1.2).
+    private static func encodingRules(_ list: inout VectorList) {
+        let valid = list.valid
+        func add(_ name: String, _ rule: String, _ bytes: [UInt8]) { list.add(name, rule, bytes) }
+        func add(_ name: String, _ rule: String, _ map: RawMap) { list.add(name, rule, map) }
+        add(
+            "too-large", "document-too-large",
+            RawMap.header(kind: 100).with(8, .bytes([UInt8](repeating: 7, count: 16_400))))
         add("trailing-byte", "cbor-trailing-bytes", valid + [0x00])
         add("truncated", "cbor-truncated", Array(valid.dropLast()))
-        add("created-8-byte-argument-for-a-4-byte-value", "cbor-non-shortest-integer",
+        add(
+            "created-8-byte-argument-for-a-4-byte-value", "cbor-non-shortest-integer",
             RawMap.message().replacing(3, raw: [0x1b] + bigEndian(4_000_000_000, width: 8)))
         add("kind-1-byte-argument", "cbor-non-shortest-integer", RawMap.message().replacing(1, raw: [0x18, 0x02]))
-        add("location-double-that-fits-half", "cbor-non-shortest-float",
+        add(
+            "location-double-that-fits-half", "cbor-non-shortest-float",
             RawMap.message(content: 11, .array([.float(37.5), .float(127)]))
-                .replacing(11, raw: [0x82, 0xfb] + bigEndian(37.5.bitPattern, width: 8) + CBOREncoder.encode(.float(127))))
+                .replacing(
+                    11, raw: [0x82, 0xfb] + bigEndian(37.5.bitPattern, width: 8) + CBOREncoder.encode(.float(127))))
         add("map-keys-out-of-order", "cbor-map-key-order", RawMap.message().swapping(2, 3))
         add("map-key-repeated", "cbor-map-key-order", RawMap.message().duplicating(9, .text("again")))
-        add("text-indefinite-length", "cbor-indefinite-length",
+        add(
+            "text-indefinite-length", "cbor-indefinite-length",
             RawMap.message().replacing(9, raw: [0x7f, 0x62] + Array("hi".utf8) + [0xff]))
-        add("created-tagged", "cbor-unsupported-item",
+        add(
+            "created-tagged", "cbor-unsupported-item",
             RawMap.message().replacing(3, raw: [0xc1] + CBOREncoder.encode(.unsigned(ValidVectors.baseTime))))
         add("reason-undefined", "cbor-unsupported-item", RawMap.report().with(9, raw: [0xf7]))
         let deep = [UInt8](repeating: 0x81, count: CBORDecoder.maximumDepth - 1) + [0x00]  // 2 levels above it
@@ -34,37 +45,72 @@ enum InvalidVectors {
         add("text-invalid-utf8", "invalid-utf8", RawMap.message().replacing(9, raw: [0x62, 0xff, 0xfe]))
         add("envelope-three-items", "envelope-shape", [0x83] + Array(valid.dropFirst()) + [0xf6])
         add("envelope-is-the-unsigned-map", "envelope-shape", RawMap.message().bytes)
+    }
+
+    /// Vectors for the rules of fields, kinds and signatures (PROTOCOL.md §1.3 to §1.8).
+    private static func fieldRules(_ list: inout VectorList) {
+        let valid = list.valid
+        func add(_ name: String, _ rule: String, _ bytes: [UInt8]) { list.add(name, rule, bytes) }
+        func add(_ name: String, _ rule: String, _ map: RawMap, by key: SigningKey = VectorKeys.alice) {
+            list.add(name, rule, map, by: key)
+        }
         add("version-2", "unsupported-version", RawMap.message().with(0, .unsigned(2)))
         add("message-without-sender-name", "missing-field", RawMap.message().without(8))
         add("message-with-extra-field", "unexpected-field", RawMap.message().with(20, .text("extra")))
         add("profile-with-channel", "unexpected-field", RawMap.profile().with(4, .bytes(ValidVectors.seoul.id.bytes)))
         add("created-as-text", "wrong-type", RawMap.message().with(3, .text("yesterday")))
-        add("author-31-bytes", "wrong-length", RawMap.message().with(2, .bytes(Array(VectorKeys.alice.publicKey.bytes.dropLast()))))
+        add(
+            "author-31-bytes", "wrong-length",
+            RawMap.message().with(2, .bytes(Array(VectorKeys.alice.publicKey.bytes.dropLast()))))
         add("signature-63-bytes", "wrong-length", Array(valid.dropLast(66)) + [0x58, 0x3f] + Array(valid.suffix(63)))
         add("text-only-white-space", "empty-text", RawMap.message(content: 9, .text(" \n\t ")))
         add("text-4001-bytes", "text-too-long", RawMap.message(content: 9, .text(String(repeating: "a", count: 4_001))))
         add("text-with-escape", "control-character", RawMap.message(content: 9, .text("red \u{1b}[31m")))
         add("sender-name-with-line-feed", "control-character", RawMap.message().with(8, .text("민\n지")))
         add("latitude-nan", "non-finite-number", RawMap.message(content: 11, .array([.float(.nan), .float(127)])))
-        add("longitude-infinite", "non-finite-number", RawMap.message(content: 11, .array([.float(37), .float(.infinity)])))
+        add(
+            "longitude-infinite", "non-finite-number",
+            RawMap.message(content: 11, .array([.float(37), .float(.infinity)])))
         add("latitude-90.5", "latitude-out-of-range", RawMap.message(content: 11, .array([.float(90.5), .float(127)])))
-        add("longitude-minus-180.5", "longitude-out-of-range", RawMap.message(content: 11, .array([.float(37), .float(-180.5)])))
+        add(
+            "longitude-minus-180.5", "longitude-out-of-range",
+            RawMap.message(content: 11, .array([.float(37), .float(-180.5)])))
         add("created-2^53", "created-out-of-range", RawMap.message().with(3, .unsigned(1 << 53)))
-        add("message-text-and-location", "message-content-not-exactly-one",
+        add(
+            "message-text-and-location", "message-content-not-exactly-one",
             RawMap.message().with(11, .array([.float(37), .float(127)])))
         add("message-without-content", "message-content-not-exactly-one", RawMap.message().without(9))
-        add("channel-name-conjoining-jamo", "channel-name-not-normalized", RawMap.channel(name: "\u{1109}\u{1165}\u{110B}\u{116E}\u{11AF}"))
+        add(
+            "channel-name-conjoining-jamo", "channel-name-not-normalized",
+            RawMap.channel(name: "\u{1109}\u{1165}\u{110B}\u{116E}\u{11AF}"))
         add("channel-name-trailing-space", "channel-name-not-normalized", RawMap.channel(name: "서울 "))
-        add("channel-id-mismatch", "channel-id-mismatch",
+        add(
+            "channel-id-mismatch", "channel-id-mismatch",
             RawMap.channel(name: "서울특별시").with(4, .bytes(ValidVectors.gyeonggi.id.bytes)))
         add("signed-by-another-key", "bad-signature", RawMap.message(), by: VectorKeys.bob)
         add("signature-bit-flipped", "bad-signature", Array(valid.dropLast()) + [valid.last! ^ 0x01])
-        add("direct-sealed-too-short", "size-out-of-range", RawMap.direct(sealedForRecipient: [UInt8](repeating: 1, count: 48)))
-        return cases
+        add(
+            "direct-sealed-too-short", "size-out-of-range",
+            RawMap.direct(sealedForRecipient: [UInt8](repeating: 1, count: 48)))
     }
 
     static func bigEndian(_ value: UInt64, width: Int) -> [UInt8] {
         (0..<width).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
+    }
+}
+
+/// The invalid vectors as they are collected.
+struct VectorList {
+    /// A valid document to damage.
+    let valid: [UInt8]
+    private(set) var cases: [(name: String, rule: String, bytes: [UInt8])] = []
+
+    init(valid: [UInt8]) { self.valid = valid }
+
+    mutating func add(_ name: String, _ rule: String, _ bytes: [UInt8]) { cases.append((name, rule, bytes)) }
+
+    mutating func add(_ name: String, _ rule: String, _ map: RawMap, by key: SigningKey = VectorKeys.alice) {
+        add(name, rule, Document.signedEnvelope(unsigned: map.bytes, signedBy: key))
     }
 }
 

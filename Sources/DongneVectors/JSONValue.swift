@@ -2,12 +2,18 @@ public import Foundation
 
 /// A JSON value, for writing vector files whose fields differ by kind.
 public enum JSONValue: Encodable, Equatable, Sendable {
+    /// A string.
     case string(String)
+    /// A whole number, written without a fraction.
     case integer(UInt64)
+    /// A number.
     case number(Double)
+    /// An array.
     case array([JSONValue])
+    /// An object; keys are written sorted.
     case object([String: JSONValue])
 
+    /// Writes the plain JSON value, without a wrapper.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {

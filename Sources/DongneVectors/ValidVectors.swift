@@ -21,7 +21,9 @@ enum ValidVectors {
         try add("message-text", text, by: alice)
         try add("message-photo", try message(.photo(photo)), by: alice)
         try add("message-location", try message(.location(Location(latitude: 37.5665, longitude: 126.978))), by: bob)
-        try add("message-location-half-precision", try message(.location(Location(latitude: 37.5, longitude: -0.0))), by: bob)
+        try add(
+            "message-location-half-precision", try message(.location(Location(latitude: 37.5, longitude: -0.0))),
+            by: bob)
         let textID = cases[2].1.id
         try add("report", .report(Report(channel: seoul.id, message: textID, reason: "광고")), by: bob)
         try add("report-without-reason", .report(Report(channel: seoul.id, message: textID)), by: VectorKeys.carol)
@@ -34,10 +36,14 @@ enum ValidVectors {
         let directID = cases.last!.1.id
         try add("receipt", .receipt(Receipt(message: directID, recipient: alice.publicKey)), by: bob)
         let future: [CBORMapEntry] = [
-            CBORMapEntry(.unsigned(8), .text("a kind from the future")), CBORMapEntry(.unsigned(9), .array([.unsigned(1), .negative(1)])),
+            CBORMapEntry(.unsigned(8), .text("a kind from the future")),
+            CBORMapEntry(.unsigned(9), .array([.unsigned(1), .negative(1)])),
         ]
         try add("unknown-kind-in-channel", .unknown(kind: 100, channel: seoul.id, fields: future), by: alice)
-        try add("unknown-kind-without-channel", .unknown(kind: 4_242, channel: nil, fields: [CBORMapEntry(.unsigned(5), .bytes([1, 2, 3]))]), by: bob)
+        try add("unknown-kind-largest-number", .unknown(kind: .max, channel: nil, fields: []), by: alice)
+        try add(
+            "unknown-kind-without-channel",
+            .unknown(kind: 4_242, channel: nil, fields: [CBORMapEntry(.unsigned(5), .bytes([1, 2, 3]))]), by: bob)
         return cases
     }
 

@@ -15,7 +15,9 @@ enum VectorFields {
     private static func body(_ body: DocumentBody) -> [String: JSONValue] {
         switch body {
         case .channel(let info):
-            ["name": .string(info.name.value)].merging(info.description.map { ["description": .string($0)] } ?? [:]) { $1 }
+            ["name": .string(info.name.value)].merging(info.description.map { ["description": .string($0)] } ?? [:]) {
+                $1
+            }
         case .message(let message):
             ["senderName": .string(message.senderName)].merging(content(message.content)) { $1 }
         case .report(let report):
@@ -23,7 +25,9 @@ enum VectorFields {
         case .retract(let retract):
             ["ref": hex(retract.message.bytes)]
         case .profile(let profile):
-            ["displayName": .string(profile.displayName)].merging(profile.avatar.map { ["avatar": hex($0.bytes)] } ?? [:]) { $1 }
+            ["displayName": .string(profile.displayName)].merging(
+                profile.avatar.map { ["avatar": hex($0.bytes)] } ?? [:]
+            ) { $1 }
         case .direct(let direct):
             [
                 "recipient": hex(direct.recipient.bytes), "sealedForRecipient": hex(direct.sealedForRecipient),
@@ -32,7 +36,9 @@ enum VectorFields {
         case .receipt(let receipt):
             ["ref": hex(receipt.message.bytes), "recipient": hex(receipt.recipient.bytes)]
         case .unknown(_, _, let entries):
-            Dictionary(uniqueKeysWithValues: entries.map { entry in (keyName(entry.key), hex(CBOREncoder.encode(entry.value))) })
+            Dictionary(
+                uniqueKeysWithValues: entries.map { entry in (keyName(entry.key), hex(CBOREncoder.encode(entry.value)))
+                })
         }
     }
 

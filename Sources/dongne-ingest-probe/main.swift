@@ -23,7 +23,8 @@ func generate(to path: String, count: Int) throws {
     let channel = try ChannelName(normalizing: "서울특별시").id
     var output = [UInt8]()
     for index in 0..<count {
-        let body = DocumentBody.message(Message(channel: channel, senderName: "probe", content: .text("message \(index)")))
+        let body = DocumentBody.message(
+            Message(channel: channel, senderName: "probe", content: .text("message \(index)")))
         let bytes = try Document.sign(body, created: 1_764_400_000_000 + UInt64(index), by: key).bytes
         output += [UInt8(bytes.count >> 8), UInt8(bytes.count & 0xff)] + bytes
     }

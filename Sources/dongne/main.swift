@@ -16,7 +16,8 @@ if options.showHelp {
     exit(0)
 }
 do {
-    let node = try await Node.start(Configuration(dataDirectory: options.dataDirectory, displayName: options.displayName))
+    let node = try await Node.start(
+        Configuration(dataDirectory: options.dataDirectory, displayName: options.displayName))
     print("dongne node started")
     print("identity     \(node.publicKey.fingerprint.short)  (\(node.configuration.displayName))")
     print("fingerprint  \(node.publicKey.fingerprint.grouped)")

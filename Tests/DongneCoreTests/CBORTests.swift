@@ -18,8 +18,12 @@ import Testing
         (.text(""), "60"), (.text("a"), "6161"), (.text("IETF"), "6449455446"), (.text("\"\\"), "62225c"),
         (.text("\u{00fc}"), "62c3bc"), (.text("\u{6c34}"), "63e6b0b4"), (.text("\u{10151}"), "64f0908591"),
         (.array([]), "80"), (.array([.unsigned(1), .unsigned(2), .unsigned(3)]), "83010203"),
-        (.array([.unsigned(1), .array([.unsigned(2), .unsigned(3)]), .array([.unsigned(4), .unsigned(5)])]), "8301820203820405"),
-        (.map([]), "a0"), (.map([CBORMapEntry(.unsigned(1), .unsigned(2)), CBORMapEntry(.unsigned(3), .unsigned(4))]), "a201020304"),
+        (
+            .array([.unsigned(1), .array([.unsigned(2), .unsigned(3)]), .array([.unsigned(4), .unsigned(5)])]),
+            "8301820203820405"
+        ),
+        (.map([]), "a0"),
+        (.map([CBORMapEntry(.unsigned(1), .unsigned(2)), CBORMapEntry(.unsigned(3), .unsigned(4))]), "a201020304"),
     ]
 
     @Test("RFC 8949 Appendix A values encode to the listed bytes and decode back", arguments: 0..<appendixA.count)
@@ -31,7 +35,9 @@ import Testing
 
     @Test func nanEncodesAsTheOneCanonicalNaN() throws {
         #expect(Hex.encode(CBOREncoder.encode(.float(.nan))) == "f97e00")
-        guard case .float(let value) = try CBORDecoder.decode([0xf9, 0x7e, 0x00]) else { Issue.record("not a float"); return }
+        guard case .float(let value) = try CBORDecoder.decode([0xf9, 0x7e, 0x00]) else {
+            Issue.record("not a float"); return
+        }
         #expect(value.isNaN)
         #expect(throws: CBORError.nonShortestFloat) { try CBORDecoder.decode(Hex.decode("fa7fc00000")!) }
         #expect(throws: CBORError.nonShortestFloat) { try CBORDecoder.decode(Hex.decode("f97e01")!) }
@@ -51,7 +57,8 @@ import Testing
         ("1817", .nonShortestInteger), ("190017", .nonShortestInteger), ("1a0000ffff", .nonShortestInteger),
         ("1b00000000ffffffff", .nonShortestInteger), ("3800", .nonShortestInteger), ("5801ff", .nonShortestInteger),
         ("fa3f800000", .nonShortestFloat), ("fa3fc00000", .nonShortestFloat), ("fb3ff8000000000000", .nonShortestFloat),
-        ("5fff", .indefiniteLength), ("9fff", .indefiniteLength), ("bfff", .indefiniteLength), ("ff", .indefiniteLength),
+        ("5fff", .indefiniteLength), ("9fff", .indefiniteLength), ("bfff", .indefiniteLength),
+        ("ff", .indefiniteLength),
         ("c000", .unsupportedItem(initialByte: 0xc0)), ("f7", .unsupportedItem(initialByte: 0xf7)),
         ("f820", .unsupportedItem(initialByte: 0xf8)), ("1c", .unsupportedItem(initialByte: 0x1c)),
         ("a203040102", .unsortedOrDuplicateMapKey), ("a201020103", .unsortedOrDuplicateMapKey),
@@ -75,7 +82,9 @@ import Testing
     @Test func randomBytesNeverTrapAndWhatDecodesReencodesIdentically() {
         var generator = SplitMix64(seed: 0x5eed)
         for _ in 0..<20_000 {
-            let bytes = (0..<Int.random(in: 1...24, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let bytes = (0..<Int.random(in: 1...24, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
             if let value = try? CBORDecoder.decode(bytes) {
                 #expect(CBOREncoder.encode(value) == bytes)
             }

@@ -1,5 +1,6 @@
-@testable import DongneCore
 import Testing
+
+@testable import DongneCore
 
 @Suite struct DocumentTests {
     static let alice = SigningKey(seed: [UInt8](repeating: 1, count: 32))!
@@ -14,8 +15,12 @@ import Testing
         .channel(ChannelInfo(name: seoul)),
         .message(Message(channel: seoul.id, senderName: "민지", content: .text("여기 떡볶이 맛있어요\n두 줄"))),
         .message(Message(channel: seoul.id, senderName: "민지", content: .photo(photo))),
-        .message(Message(channel: seoul.id, senderName: "민지", content: .location(Location(latitude: -90, longitude: 180)))),
-        .message(Message(channel: seoul.id, senderName: "민지", content: .location(Location(latitude: 37.5665, longitude: 126.978)))),
+        .message(
+            Message(channel: seoul.id, senderName: "민지", content: .location(Location(latitude: -90, longitude: 180)))),
+        .message(
+            Message(
+                channel: seoul.id, senderName: "민지", content: .location(Location(latitude: 37.5665, longitude: 126.978))
+            )),
         .report(Report(channel: seoul.id, message: someID, reason: "spam")),
         .report(Report(channel: seoul.id, message: someID, reason: "")),
         .report(Report(channel: seoul.id, message: someID)),
@@ -54,7 +59,8 @@ import Testing
 
     @Test func directMessagesOpenForBothPartiesOnly() throws {
         let carol = SigningKey(seed: [UInt8](repeating: 3, count: 32))!
-        let sealed = try DirectMessage.seal(.location(Location(latitude: 1, longitude: 2)), from: Self.alice, to: Self.bob.publicKey)
+        let sealed = try DirectMessage.seal(
+            .location(Location(latitude: 1, longitude: 2)), from: Self.alice, to: Self.bob.publicKey)
         #expect(sealed.open(with: Self.bob) == .location(Location(latitude: 1, longitude: 2)))
         #expect(sealed.open(with: Self.alice) == .location(Location(latitude: 1, longitude: 2)))
         #expect(sealed.open(with: carol) == nil)
@@ -63,24 +69,53 @@ import Testing
     static let refusedBodies: [(DocumentBody, DocumentError)] = [
         (.message(Message(channel: seoul.id, senderName: "민지", content: .text(" \n"))), .emptyText(field: "text")),
         (.message(Message(channel: seoul.id, senderName: "", content: .text("hi"))), .emptyText(field: "senderName")),
-        (.message(Message(channel: seoul.id, senderName: "민지", content: .text(String(repeating: "가", count: 1_334)))),
-         .textTooLong(field: "text", bytes: 4_002, limit: 4_000)),
-        (.message(Message(channel: seoul.id, senderName: "민지", content: .location(Location(latitude: 90.000001, longitude: 0)))),
-         .latitudeOutOfRange(90.000001)),
-        (.message(Message(channel: seoul.id, senderName: "민지", content: .location(Location(latitude: 0, longitude: -180.5)))),
-         .longitudeOutOfRange(-180.5)),
-        (.message(Message(channel: seoul.id, senderName: "민지", content: .location(Location(latitude: .nan, longitude: 0)))),
-         .nonFiniteNumber(field: "latitude")),
-        (.message(Message(channel: seoul.id, senderName: "민지", content: .location(Location(latitude: 0, longitude: .infinity)))),
-         .nonFiniteNumber(field: "longitude")),
+        (
+            .message(
+                Message(channel: seoul.id, senderName: "민지", content: .text(String(repeating: "가", count: 1_334)))),
+            .textTooLong(field: "text", bytes: 4_002, limit: 4_000)
+        ),
+        (
+            .message(
+                Message(
+                    channel: seoul.id, senderName: "민지", content: .location(Location(latitude: 90.000001, longitude: 0))
+                )),
+            .latitudeOutOfRange(90.000001)
+        ),
+        (
+            .message(
+                Message(
+                    channel: seoul.id, senderName: "민지", content: .location(Location(latitude: 0, longitude: -180.5)))),
+            .longitudeOutOfRange(-180.5)
+        ),
+        (
+            .message(
+                Message(channel: seoul.id, senderName: "민지", content: .location(Location(latitude: .nan, longitude: 0)))
+            ),
+            .nonFiniteNumber(field: "latitude")
+        ),
+        (
+            .message(
+                Message(
+                    channel: seoul.id, senderName: "민지", content: .location(Location(latitude: 0, longitude: .infinity))
+                )),
+            .nonFiniteNumber(field: "longitude")
+        ),
         (.profile(Profile(displayName: "a\u{7}b")), .controlCharacter(field: "displayName")),
         (.unknown(kind: 2, channel: nil, fields: []), .wrongType(field: "kind")),
-        (.unknown(kind: 99, channel: nil, fields: [CBORMapEntry(.unsigned(3), .null)]), .unexpectedField("unsigned(3)")),
-        (.direct(DirectMessage(recipient: bob.publicKey, sealedForRecipient: [1], sealedForAuthor: [UInt8](repeating: 0, count: 60))),
-         .sizeOutOfRange(field: "sealedForRecipient", size: 1, range: 49...4_160)),
+        (
+            .unknown(kind: 99, channel: nil, fields: [CBORMapEntry(.unsigned(3), .null)]),
+            .unexpectedField("unsigned(3)")
+        ),
+        (
+            .direct(
+                DirectMessage(
+                    recipient: bob.publicKey, sealedForRecipient: [1], sealedForAuthor: [UInt8](repeating: 0, count: 60)
+                )),
+            .sizeOutOfRange(field: "sealedForRecipient", size: 1, range: 49...4_160)
+        ),
     ]
 
-    @Test("signing refuses what decoding would refuse, with the same typed error", arguments: 0..<refusedBodies.count)
+    @Test("signing refuses a body that breaks a rule, with the rule's typed error", arguments: 0..<refusedBodies.count)
     func signingRefuses(index: Int) {
         let (body, error) = Self.refusedBodies[index]
         #expect(throws: error) { try Document.sign(body, created: 1, by: Self.alice) }
@@ -116,7 +151,10 @@ import Testing
 @Suite struct ChannelNameTests {
     @Test func composedAndDecomposedHangulNameTheSameChannel() throws {
         let composed = try ChannelName(normalizing: "서울특별시")
-        let jamo = try ChannelName(normalizing: "\u{1109}\u{1165}\u{110B}\u{116E}\u{11AF}\u{1110}\u{1173}\u{11A8}\u{1107}\u{1167}\u{11AF}\u{1109}\u{1175}")
+        let jamo = try ChannelName(
+            normalizing:
+                "\u{1109}\u{1165}\u{110B}\u{116E}\u{11AF}\u{1110}\u{1173}\u{11A8}\u{1107}\u{1167}\u{11AF}\u{1109}\u{1175}"
+        )
         let padded = try ChannelName(normalizing: "  서울특별시\n")
         #expect(jamo == composed)
         #expect(padded == composed)
@@ -149,7 +187,9 @@ import Testing
 
     @Test func secretsNeverAppearInDescriptions() {
         let key = SigningKey(seed: [UInt8](repeating: 0xab, count: 32))!
-        for text in ["\(key)", String(describing: key), String(reflecting: key)] {
+        var dumped = ""
+        dump(key, to: &dumped)
+        for text in ["\(key)", String(describing: key), String(reflecting: key), dumped] {
             #expect(!text.contains("abab"))
             #expect(!text.contains("171, 171"))
         }

@@ -16,7 +16,9 @@ import Testing
     @Test func vectorFileMatchesWhatTheCodeGeneratesToday() throws {
         let generated = try DocumentVectors.render()
         let committed = try Data(contentsOf: Self.file)
-        #expect(generated == committed, "Protocol/vectors/documents.json drifted: run `swift run dongne-vectors` and review the diff")
+        #expect(
+            generated == committed,
+            "Protocol/vectors/documents.json drifted: run `swift run dongne-vectors` and review the diff")
     }
 
     @Test func everyInvalidVectorIsRejectedForItsStatedRule() throws {

@@ -70,9 +70,11 @@ import Testing
         let documents = directory.file("documents"), mountPoint = directory.file("small-disk")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         try Self.generate(20_000, into: documents)
-        // A real 1 MiB filesystem, private to this child's mount namespace, so it vanishes with the child.
+        // A real 1 MiB filesystem in the child's own user and mount namespaces (no root needed), gone with it.
         let script = "mount -t tmpfs -o size=1m tmpfs \"$1\" && exec \"$2\" ingest \"$3\" \"$1/store.sqlite\""
-        let ingest = try ChildProcess("/usr/bin/unshare", ["-m", "sh", "-c", script, "sh", mountPoint, Self.probe, documents])
+        let ingest = try ChildProcess(
+            "/usr/bin/unshare",
+            ["--user", "--map-root-user", "--mount", "sh", "-c", script, "sh", mountPoint, Self.probe, documents])
         let lines = ingest.finish(timeout: 600)
         #expect(ingest.terminationStatus == 0, "the process keeps running through a full disk")
         let errors = lines.filter { $0.hasPrefix("error ") }
@@ -81,6 +83,8 @@ import Testing
         #expect(errors.count + acknowledged == 20_000, "every document is either stored or refused")
         let full = errors.filter { $0.contains("SQLite error 13") }.count  // SQLITE_FULL
         #expect(full == errors.count, "only disk-full errors: \(errors.first ?? "")")
-        #expect(Self.summary(lines) == ["done", "integrity ok", "count \(acknowledged)"], "exactly the acknowledged documents are stored")
+        #expect(
+            Self.summary(lines) == ["done", "integrity ok", "count \(acknowledged)"],
+            "exactly the acknowledged documents are stored")
     }
 }

@@ -58,17 +58,20 @@ import Testing
         #expect(try store.documents(in: Keys.seoul.id).map(\.id) == expected.map(\.id))
     }
 
-    @Test func reportsCountDistinctReportersOtherThanTheAuthor() async throws {
+    @Test func reportsCountDistinctPostersOtherThanTheAuthor() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let store = try Store(path: directory.file("store.sqlite"))
         let target = try message("target")
+        _ = try await store.insert([Keys.bob, Keys.carol, Keys.dave].map { try message("hi", by: $0, at: 7) })
         let early = try report(target, by: Keys.dave)  // arrives before the message
         _ = try await store.insert(early)
         _ = try await store.insert(target)
         #expect(try store.messageState(target.id) == MessageState(reporters: 1, retracted: false))
-        for document in try [report(target, by: Keys.bob), report(target, by: Keys.bob, at: 9_000),
-                             report(target, by: Keys.alice), report(target, by: Keys.carol)] {
+        for document in try [
+            report(target, by: Keys.bob), report(target, by: Keys.bob, at: 9_000),
+            report(target, by: Keys.alice), report(target, by: Keys.carol),
+        ] {
             _ = try await store.insert(document)
         }
         #expect(try store.messageState(target.id) == MessageState(reporters: 3, retracted: false))
@@ -154,7 +157,9 @@ import Testing
         sqlite.arguments = [directory.file("store.sqlite"), "PRAGMA user_version = 99"]
         try sqlite.run()
         sqlite.waitUntilExit()
-        #expect(throws: StoreError.newerSchema(found: 99, supported: 1)) { try Store(path: directory.file("store.sqlite")) }
+        #expect(throws: StoreError.newerSchema(found: 99, supported: 1)) {
+            try Store(path: directory.file("store.sqlite"))
+        }
     }
 
     @Test func aFileThatIsNotADatabaseGivesATypedError() throws {
@@ -168,5 +173,58 @@ import Testing
             guard case .sqlite(let sqliteError) = error else { Issue.record("\(error)"); return }
             #expect(sqliteError.isCorrupt)
         }
+    }
+}
+
+/// The derived moderation state of PROTOCOL.md §1.11, rule by rule.
+@Suite struct ModerationStateTests {
+    static func poster(_ key: SigningKey) throws -> Document { try message("I post here", by: key, at: 500) }
+
+    @Test func onlyReportsFromPostersInTheSameChannelCount() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        let target = try message("target")
+        let busan = try ChannelName(normalizing: "부산광역시").id
+        let elsewhere = try Document.sign(.report(Report(channel: busan, message: target.id)), created: 9, by: Keys.bob)
+        _ = try await store.insert([target, elsewhere, try report(target, by: Keys.carol)])
+        #expect(
+            try store.messageState(target.id)?.reporters == 0, "bob reported from another channel; carol never posted")
+        _ = try await store.insert([try Self.poster(Keys.bob), try Self.poster(Keys.carol)])
+        #expect(try store.messageState(target.id)?.reporters == 1, "carol's earlier report counts once she posted")
+    }
+
+    @Test func blockedReportersStopCountingAndCountAgainWhenUnblocked() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        let target = try message("target")
+        _ = try await store.insert([target, try Self.poster(Keys.bob), try report(target, by: Keys.bob)])
+        #expect(try store.messageState(target.id)?.reporters == 1)
+        try await store.block(Keys.bob.publicKey, since: 1)
+        #expect(try store.messageState(target.id)?.reporters == 0)
+        try await store.unblock(Keys.bob.publicKey)
+        #expect(try store.messageState(target.id)?.reporters == 1)
+    }
+
+    @Test func aRetractFromAnotherChannelHasNoEffect() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        let target = try message("target")
+        let busan = try ChannelName(normalizing: "부산광역시").id
+        let misplaced = try Document.sign(
+            .retract(Retract(channel: busan, message: target.id)), created: 9, by: Keys.alice)
+        _ = try await store.insert([misplaced, target])
+        #expect(try store.messageState(target.id)?.retracted == false)
+    }
+
+    @Test func theLargestKindNumberIsStoredAndReadBack() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        let document = try Document.sign(.unknown(kind: .max, channel: nil, fields: []), created: 1, by: Keys.alice)
+        #expect(try await store.ingest(document.bytes).1 == .stored)
+        #expect(try store.document(document.id)?.kind == .unknown(.max))
     }
 }

@@ -7,7 +7,7 @@ import Testing
 @Suite struct NodeTests {
     static func temporaryPath() -> String { NSTemporaryDirectory() + "dongne-node-" + UUID().uuidString }
 
-    @Test func aNodeKeepsItsIdentityAndStoreAcrossRestarts() async throws {
+    @Test func aNodeKeepsItsIdentityAndStoreAcrossRestartsInAPrivateFolder() async throws {
         let directory = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let configuration = Configuration(dataDirectory: directory + "/nested/data", displayName: "민지")
@@ -19,8 +19,10 @@ import Testing
         let second = try await Node.start(configuration)
         #expect(second.publicKey == first.publicKey)
         #expect(try second.store.document(document.id)?.bytes == document.bytes)
-        let mode = try FileManager.default.attributesOfItem(atPath: configuration.dataDirectory)[.posixPermissions]
-        #expect((mode as! NSNumber).intValue == 0o700)
+        for (path, expected) in [(configuration.dataDirectory, 0o700), (second.storePath, 0o600)] {
+            let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]
+            #expect((mode as! NSNumber).intValue == expected, "\(path)")
+        }
         await second.stop()
     }
 }
@@ -41,7 +43,10 @@ import Testing
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         let errorData = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+            String(decoding: errorData, as: UTF8.self)
+        )
     }
 
     @Test func startingPrintsTheIdentityAndStoreAndNeverTheSecret() throws {
@@ -49,16 +54,18 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let first = try Self.run(["--data", directory, "--name", "민지"])
         #expect(first.status == 0)
-        let seed = try String(contentsOfFile: directory + "/identity.key", encoding: .utf8).trimmingCharacters(in: .newlines)
+        let seed = try String(contentsOfFile: directory + "/identity.key", encoding: .utf8).trimmingCharacters(
+            in: .newlines)
         let key = SigningKey(seed: Hex.decode(seed)!)!
-        #expect(first.output == """
-            dongne node started
-            identity     \(key.publicKey.fingerprint.short)  (민지)
-            fingerprint  \(key.publicKey.fingerprint.grouped)
-            store        \(directory)/dongne.sqlite
-            documents    0
+        #expect(
+            first.output == """
+                dongne node started
+                identity     \(key.publicKey.fingerprint.short)  (민지)
+                fingerprint  \(key.publicKey.fingerprint.grouped)
+                store        \(directory)/dongne.sqlite
+                documents    0
 
-            """)
+                """)
         #expect(!first.output.contains(seed) && !first.errors.contains(seed))
         let second = try Self.run(["--data", directory])
         #expect(second.output.contains(key.publicKey.fingerprint.short))

@@ -32,6 +32,10 @@ BODY = {  # kind number -> {key: field name}, from PROTOCOL.md
     7: {8: "ref", 9: "recipient"},
 }
 ZBASE32 = "ybndrfg8ejkmcpqxot1uwisza345h769"
+# Unicode White_Space, as PROTOCOL.md §1.5 lists it (Python's str.strip() uses a different set).
+WHITE_SPACE = "".join(
+    map(chr, [*range(0x09, 0x0E), 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000])
+)
 
 
 def blake2b256(data: bytes) -> bytes:
@@ -105,7 +109,7 @@ def test_keys_and_fingerprints(key):
 
 @pytest.mark.parametrize("channel", VECTORS["channels"], ids=lambda c: c["normalized"])
 def test_channel_ids(channel):
-    name = unicodedata.normalize("NFC", bytes.fromhex(channel["input"]).decode()).strip()
+    name = unicodedata.normalize("NFC", bytes.fromhex(channel["input"]).decode()).strip(WHITE_SPACE)
     assert name == channel["normalized"]
     assert blake2b256(PREFIX["channelID"] + name.encode()).hex() == channel["id"]
 

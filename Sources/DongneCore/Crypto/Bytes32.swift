@@ -33,17 +33,17 @@ public struct Bytes32: Hashable, Comparable, Sendable {
 
     /// The 32 bytes, in order.
     public var bytes: [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: 32) { buffer, count in
-            for (offset, word) in [w0, w1, w2, w3].enumerated() {
-                for byte in 0..<8 { buffer[offset * 8 + byte] = UInt8(truncatingIfNeeded: word >> (56 - 8 * UInt64(byte))) }
-            }
-            count = 32
+        var result = [UInt8](repeating: 0, count: 32)
+        for (offset, word) in [w0, w1, w2, w3].enumerated() {
+            for byte in 0..<8 { result[offset * 8 + byte] = UInt8(truncatingIfNeeded: word >> (56 - 8 * UInt64(byte))) }
         }
+        return result
     }
 
     /// Lowercase hexadecimal, 64 characters.
     public var hex: String { Hex.encode(bytes) }
 
+    /// Orders bytewise (lexicographically).
     public static func < (lhs: Bytes32, rhs: Bytes32) -> Bool {
         (lhs.w0, lhs.w1, lhs.w2, lhs.w3) < (rhs.w0, rhs.w1, rhs.w2, rhs.w3)
     }

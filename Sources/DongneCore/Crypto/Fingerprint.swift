@@ -32,6 +32,7 @@ public struct Fingerprint: Hashable, Sendable, CustomStringConvertible {
         return groups.joined(separator: " ")
     }
 
+    /// The short form.
     public var description: String { short }
 
     /// Encodes bytes most-significant bit first, five bits a character, the last character padded with zero bits.

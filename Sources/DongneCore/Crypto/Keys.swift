@@ -21,6 +21,7 @@ public struct PublicKey: Hashable, Comparable, Sendable, CustomStringConvertible
     /// The short fingerprint, so logs and debug output never show more of a key than people need.
     public var description: String { fingerprint.short }
 
+    /// Orders keys bytewise.
     public static func < (lhs: PublicKey, rhs: PublicKey) -> Bool { lhs.raw < rhs.raw }
 
     /// True when `signature` is this key's Ed25519 signature of `message`.
@@ -45,7 +46,7 @@ public struct Signature: Hashable, Sendable {
 ///
 /// The secret never appears in `description`, `debugDescription` or string interpolation; only the seed, kept by
 /// the store in a 0600 file, can bring it back.
-public struct SigningKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct SigningKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The public half: the author key that goes into every document this key signs.
     public let publicKey: PublicKey
     private let seed: [UInt8]
@@ -80,6 +81,10 @@ public struct SigningKey: Sendable, CustomStringConvertible, CustomDebugStringCo
         Sodium.open(sealed, publicKey: publicKey.bytes, secretKey: secretKey)
     }
 
+    /// Names the key by its short fingerprint only.
     public var description: String { "SigningKey(\(publicKey.fingerprint.short))" }
+    /// The same as ``description``: debug output never shows the secret either.
     public var debugDescription: String { description }
+    /// Only the public key, so `dump` and debuggers cannot print the seed or the secret key.
+    public var customMirror: Mirror { Mirror(self, children: ["publicKey": publicKey]) }
 }

@@ -22,7 +22,8 @@ enum Sodium {
             bytes.withUnsafeBufferPointer { buffer in
                 let slice = UnsafeBufferPointer(rebasing: buffer[range])
                 return dongne_blake2b256_prefixed(
-                    &digest, prefixBuffer.baseAddress, UInt64(prefixBuffer.count), slice.baseAddress, UInt64(slice.count))
+                    &digest, prefixBuffer.baseAddress, UInt64(prefixBuffer.count), slice.baseAddress,
+                    UInt64(slice.count))
             }
         }
         precondition(result == 0, "BLAKE2b-256 with a 32-byte output cannot fail")

@@ -31,6 +31,7 @@ public struct ChannelName: Hashable, Sendable, CustomStringConvertible {
         id = ChannelID(Sodium.blake2b256(prefix: Self.idPrefix, bytes: Array(normalized.utf8)))
     }
 
+    /// The normalised name.
     public var description: String { value }
 
     private static func normalize(_ name: String) -> String {

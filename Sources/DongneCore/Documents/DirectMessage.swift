@@ -36,9 +36,11 @@ public struct DirectMessage: Hashable, Sendable {
         try MessageFields.validate(content)
         let plaintext = CBOREncoder.encode(.map(MessageFields.entries(for: content)))
         guard
-            let forRecipient = Sodium.seal(plaintext, toEd25519: recipient.bytes, ephemeralSeed: ephemeralSeeds.recipient),
-            let forAuthor = Sodium.seal(plaintext, toEd25519: author.publicKey.bytes, ephemeralSeed: ephemeralSeeds.author)
-        else { throw .wrongType(field: "recipient") }
+            let forRecipient = Sodium.seal(
+                plaintext, toEd25519: recipient.bytes, ephemeralSeed: ephemeralSeeds.recipient),
+            let forAuthor = Sodium.seal(
+                plaintext, toEd25519: author.publicKey.bytes, ephemeralSeed: ephemeralSeeds.author)
+        else { throw .recipientKeyNotAPoint }
         return DirectMessage(recipient: recipient, sealedForRecipient: forRecipient, sealedForAuthor: forAuthor)
     }
 

@@ -52,7 +52,8 @@ public struct Document: Hashable, Sendable, Identifiable {
     /// Signs `body` as `key`, with `created` in milliseconds since the Unix epoch.
     ///
     /// The same rules as decoding apply first, so a node never signs what its peers would refuse.
-    public static func sign(_ body: DocumentBody, created: UInt64, by key: SigningKey) throws(DocumentError) -> Document {
+    public static func sign(_ body: DocumentBody, created: UInt64, by key: SigningKey) throws(DocumentError) -> Document
+    {
         guard created <= DocumentLimits.maximumCreated else { throw .createdOutOfRange(created) }
         try body.validate()
         var entries = [
@@ -61,7 +62,9 @@ public struct Document: Hashable, Sendable, Identifiable {
             CBORMapEntry(.unsigned(FieldKey.author), .bytes(key.publicKey.bytes)),
             CBORMapEntry(.unsigned(FieldKey.created), .unsigned(created)),
         ]
-        if let channel = body.channel { entries.append(CBORMapEntry(.unsigned(FieldKey.channel), .bytes(channel.bytes))) }
+        if let channel = body.channel {
+            entries.append(CBORMapEntry(.unsigned(FieldKey.channel), .bytes(channel.bytes)))
+        }
         entries += body.bodyEntries
         let unsigned = CBOREncoder.encode(.map(entries))
         let (id, signature, bytes) = envelope(unsigned: unsigned, signedBy: key)
@@ -98,5 +101,6 @@ public struct Document: Hashable, Sendable, Identifiable {
     /// Documents are equal when their signed bytes are.
     public static func == (lhs: Document, rhs: Document) -> Bool { lhs.bytes == rhs.bytes }
 
+    /// Hashes the id, which the bytes determine.
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }

@@ -50,7 +50,9 @@ extension DocumentBody {
 
     private static func checkSealed(_ sealed: [UInt8], field: String) throws(DocumentError) {
         let range = DocumentLimits.minimumSealedBytes...DocumentLimits.maximumSealedBytes
-        guard range.contains(sealed.count) else { throw .sizeOutOfRange(field: field, size: sealed.count, range: range) }
+        guard range.contains(sealed.count) else {
+            throw .sizeOutOfRange(field: field, size: sealed.count, range: range)
+        }
     }
 
     /// The kind-specific fields (every key from 8 up) of this body.
@@ -77,7 +79,10 @@ extension DocumentBody {
                 entry(Key.sealedForAuthor, .bytes(direct.sealedForAuthor)),
             ]
         case .receipt(let receipt):
-            return [entry(Key.ref, .bytes(receipt.message.bytes)), entry(Key.receiptRecipient, .bytes(receipt.recipient.bytes))]
+            return [
+                entry(Key.ref, .bytes(receipt.message.bytes)),
+                entry(Key.receiptRecipient, .bytes(receipt.recipient.bytes)),
+            ]
         case .unknown(_, _, let fields):
             return fields
         }
@@ -93,7 +98,8 @@ extension DocumentBody {
             let name = try ChannelName(exactly: try reader.text(Key.name, "name"))
             guard let channel else { throw .missingField("channel") }
             guard channel == name.id else { throw .channelIDMismatch }
-            body = .channel(ChannelInfo(name: name, description: try reader.optionalText(Key.description, "description")))
+            body = .channel(
+                ChannelInfo(name: name, description: try reader.optionalText(Key.description, "description")))
         case .message:
             let senderName = try reader.text(Key.senderName, "senderName")
             let content = try MessageFields.content(from: &reader)
@@ -103,10 +109,12 @@ extension DocumentBody {
             let reason = try reader.optionalText(Key.reason, "reason")
             body = .report(Report(channel: try required(channel), message: ref, reason: reason))
         case .retract:
-            body = .retract(Retract(channel: try required(channel), message: DocumentID(try reader.bytes32(Key.ref, "ref"))))
+            body = .retract(
+                Retract(channel: try required(channel), message: DocumentID(try reader.bytes32(Key.ref, "ref"))))
         case .profile:
             let name = try reader.text(Key.displayName, "displayName")
-            body = .profile(Profile(displayName: name, avatar: try reader.optionalBytes32(Key.avatar, "avatar").map(BlobHash.init)))
+            body = .profile(
+                Profile(displayName: name, avatar: try reader.optionalBytes32(Key.avatar, "avatar").map(BlobHash.init)))
         case .direct:
             body = .direct(try readDirect(from: &reader))
         case .receipt:

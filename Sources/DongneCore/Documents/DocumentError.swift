@@ -42,6 +42,9 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
     case channelIDMismatch
     /// The signature is not the author's signature of the document id.
     case badSignature
+    /// A direct message cannot be sealed to this recipient key: it is not a valid Ed25519 point. (A signing-time
+    /// error only: a received document is not checked for it.)
+    case recipientKeyNotAPoint
 
     /// The stable name of the broken rule.
     public var rule: String {
@@ -66,6 +69,7 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
         case .channelNameNotNormalized: "channel-name-not-normalized"
         case .channelIDMismatch: "channel-id-mismatch"
         case .badSignature: "bad-signature"
+        case .recipientKeyNotAPoint: "recipient-key-not-a-point"
         }
     }
 
@@ -86,7 +90,7 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
         case .latitudeOutOfRange(let value), .longitudeOutOfRange(let value): "\(rule): \(value)"
         case .createdOutOfRange(let created): "\(rule): \(created)"
         case .messageContentCount(let count): "\(rule): \(count) of text, photo, location"
-        case .channelNameNotNormalized, .channelIDMismatch, .badSignature: rule
+        case .channelNameNotNormalized, .channelIDMismatch, .badSignature, .recipientKeyNotAPoint: rule
         }
     }
 }

@@ -21,6 +21,7 @@ public struct DocumentID: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// The first 12 hex digits, for logs.
     public var description: String { String(hex.prefix(12)) }
 
+    /// Orders bytewise.
     public static func < (lhs: DocumentID, rhs: DocumentID) -> Bool { lhs.raw < rhs.raw }
 }
 
@@ -45,6 +46,7 @@ public struct ChannelID: Hashable, Comparable, Sendable, CustomStringConvertible
     /// The first 12 hex digits, for logs.
     public var description: String { String(raw.hex.prefix(12)) }
 
+    /// Orders bytewise.
     public static func < (lhs: ChannelID, rhs: ChannelID) -> Bool { lhs.raw < rhs.raw }
 }
 
@@ -68,5 +70,6 @@ public struct BlobHash: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// The first 12 hex digits, for logs.
     public var description: String { String(raw.hex.prefix(12)) }
 
+    /// Orders bytewise.
     public static func < (lhs: BlobHash, rhs: BlobHash) -> Bool { lhs.raw < rhs.raw }
 }

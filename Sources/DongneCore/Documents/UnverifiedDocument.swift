@@ -72,7 +72,7 @@ extension Document {
     ///
     /// Only the store calls this, for bytes it wrote after ``init(verifying:)`` accepted them; every rule except
     /// the signature is still checked, so a damaged file is an error, not a crash.
-    public init(reloadingVerified bytes: [UInt8]) throws(DocumentError) {
+    package init(reloadingVerified bytes: [UInt8]) throws(DocumentError) {
         self.init(unverified: try UnverifiedDocument(parsing: bytes))
     }
 }

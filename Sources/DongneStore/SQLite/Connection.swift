@@ -54,6 +54,17 @@ final class Connection {
         for statement in cache.values { statement.reset() }
     }
 
+    /// Whether a transaction is open. SQLite rolls a transaction back by itself after some errors (SQLITE_FULL,
+    /// SQLITE_IOERR, SQLITE_NOMEM, …); this tells the writer when that happened.
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// The text in the first column of the first row of `sql` (for pragmas that answer with a word).
+    func scalarText(_ sql: String) throws(SQLiteError) -> String {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        return try statement.step() ? statement.text(0) : ""
+    }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 
@@ -76,7 +87,7 @@ final class Statement {
 
     deinit { sqlite3_finalize(pointer) }
 
-    fileprivate func reset() {
+    func reset() {
         sqlite3_reset(pointer)
         sqlite3_clear_bindings(pointer)
     }
@@ -84,6 +95,12 @@ final class Statement {
     /// Binds `values` to the parameters `?1`, `?2`, … in order.
     @discardableResult
     func bind(_ values: SQLValue...) throws(SQLiteError) -> Statement {
+        try bind(values)
+    }
+
+    /// Binds `values` to the parameters `?1`, `?2`, … in order.
+    @discardableResult
+    func bind(_ values: [SQLValue]) throws(SQLiteError) -> Statement {
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
             let result: Int32
@@ -94,7 +111,9 @@ final class Statement {
             case .blob(let bytes):
                 result = bytes.withUnsafeBytes { buffer in
                     // A zero-length blob needs a non-null pointer, or SQLite stores NULL instead.
-                    sqlite3_bind_blob(pointer, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), dongne_sqlite_transient())
+                    sqlite3_bind_blob(
+                        pointer, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count),
+                        dongne_sqlite_transient())
                 }
             }
             guard result == SQLITE_OK else { throw connection.error(result, sql: sql) }

@@ -23,6 +23,7 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The database file is damaged (`SQLITE_CORRUPT`) or is not a database (`SQLITE_NOTADB`).
     public var isCorrupt: Bool { code == 11 || code == 26 }
 
+    /// One line for people: the code, the message and the SQL.
     public var description: String {
         let statement = sql.map { " in `\($0)`" } ?? ""
         return "SQLite error \(extendedCode): \(message)\(statement)"

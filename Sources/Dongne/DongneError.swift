@@ -1,0 +1,36 @@
+public import DongneStore
+
+/// Why the library refused or failed a call.
+public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// `limit(toLast:)` needs `order(by:)` first, as in Firestore.
+    case limitToLastRequiresOrder
+    /// A limit must be at least 1.
+    case invalidLimit(Int)
+    /// `order(by:)` was called more than once; a query has one order.
+    case orderAlreadySet
+    /// The document breaks a protocol rule (see `Protocol/PROTOCOL.md`).
+    case invalidDocument(DocumentError)
+    /// Messages can be sent only in the channel of the user's region.
+    case notYourRegion(channel: String, region: String)
+    /// No message with this id is stored in this channel.
+    case unknownMessage(DocumentID)
+    /// Only a message's author can retract it.
+    case notTheAuthor(DocumentID)
+    /// The local store failed.
+    case store(StoreError)
+
+    /// One line for people.
+    public var description: String {
+        switch self {
+        case .limitToLastRequiresOrder: "limit(toLast:) needs order(by:) first"
+        case .invalidLimit(let limit): "a limit must be at least 1, not \(limit)"
+        case .orderAlreadySet: "a query has one order(by:)"
+        case .invalidDocument(let error): "\(error)"
+        case .notYourRegion(let channel, let region):
+            "you can post only in your region's channel (\(region)), not in \(channel)"
+        case .unknownMessage(let id): "no message \(id) in this channel"
+        case .notTheAuthor(let id): "only its author can retract message \(id)"
+        case .store(let error): "\(error)"
+        }
+    }
+}

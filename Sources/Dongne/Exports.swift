@@ -1,0 +1,3 @@
+// The public library speaks in DongneCore's value types (documents, keys, ids, queries), so a program that
+// imports Dongne gets them too.
+@_exported import DongneCore
