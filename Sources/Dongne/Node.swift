@@ -1,30 +1,44 @@
-public import DongneCore
 public import DongneStore
 import Foundation
 
-/// A dongne node: one identity, one store. Later parts add channels, listeners and the network.
+/// A dongne node: one identity, one store, the listeners of its user.
+///
+/// Start one per data directory. Every write a program or person makes goes through it: it signs the document
+/// with the node's identity, stores it durably, and shows it to local listeners before the call returns.
 public final class Node: Sendable {
     /// The configuration the node started with.
     public let configuration: Configuration
-    /// The node's identity: the key that signs everything its user writes.
-    public let identity: SigningKey
     /// The node's local store.
     public let store: Store
+    /// The key that signs everything this node's user writes.
+    package let identity: SigningKey
+    let hub: ListenerHub
+    let source: SnapshotSource
+    let region: ChannelName?
+    private let profile: LockedName
 
-    /// The public key of this node's user.
+    /// The public key of this node's user: who they are, whatever their display name.
     public var publicKey: PublicKey { identity.publicKey }
     /// Where the identity key is kept.
     public var identityPath: String { configuration.dataDirectory + "/" + IdentityFile.fileName }
     /// Where the store's database file is.
     public var storePath: String { store.path }
+    /// The name shown beside this user's messages.
+    public var displayName: String { profile.get() }
 
-    private init(configuration: Configuration, identity: SigningKey, store: Store) {
+    private init(configuration: Configuration, identity: SigningKey, store: Store, region: ChannelName?) {
         self.configuration = configuration
         self.identity = identity
         self.store = store
+        self.region = region
+        self.profile = LockedName(configuration.displayName)
+        let policy = ModerationPolicy(reportThreshold: max(1, configuration.reportThreshold))
+        source = SnapshotSource(store: store, viewer: identity.publicKey, policy: policy)
+        hub = ListenerHub(source: source)
     }
 
-    /// Starts a node: creates the data directory if needed, loads (or makes) the identity, opens the store.
+    /// Starts a node: creates the data directory if needed, loads (or makes) the identity, opens the store, and
+    /// publishes a profile when the display name is new.
     public static func start(_ configuration: Configuration) async throws -> Node {
         let directory = configuration.dataDirectory
         do {
@@ -34,13 +48,119 @@ public final class Node: Sendable {
             throw StoreError.file(
                 path: directory, reason: "cannot create the data directory: \(error.localizedDescription)")
         }
+        var region: ChannelName? = nil
+        if let name = configuration.region {
+            do { region = try ChannelName(normalizing: name) } catch { throw DongneError.invalidDocument(error) }
+        }
         let identity = try IdentityFile.loadOrCreate(at: directory + "/" + IdentityFile.fileName)
         let store = try Store(path: directory + "/dongne.sqlite")
-        return Node(configuration: configuration, identity: identity, store: store)
+        let node = Node(configuration: configuration, identity: identity, store: store, region: region)
+        if try store.setting(Self.displayNameSetting) != Array(configuration.displayName.utf8) {
+            try await node.setDisplayName(configuration.displayName)
+        }
+        return node
     }
 
     /// Finishes pending writes and closes the store.
     public func stop() async {
         store.close()
     }
+
+    // MARK: Channels
+
+    /// The channel with this name (normalised: NFC, no surrounding white space). Nothing is written: like a
+    /// Firestore collection reference, a channel exists as soon as someone posts in it.
+    public func channel(named name: String) throws -> Channel {
+        do { return Channel(node: self, name: try ChannelName(normalizing: name)) } catch {
+            throw DongneError.invalidDocument(error)
+        }
+    }
+
+    /// Joins a channel: it appears in the channel list as joined.
+    @discardableResult
+    public func join(_ name: String) async throws -> Channel {
+        let channel = try channel(named: name)
+        try await store.join(channel.name, at: configuration.clock.now())
+        await hub.refresh(channels: [channel.id])
+        return channel
+    }
+
+    /// Leaves a channel: it stays in the list only if a `channel` document names it. Its messages stay stored.
+    public func leave(_ channel: Channel) async throws {
+        try await store.leave(channel.id)
+        await hub.refresh(channels: [channel.id])
+    }
+
+    /// The channels this node knows, as a query with the same listener semantics as messages.
+    public var channels: ChannelListQuery { ChannelListQuery(node: self) }
+
+    // MARK: People
+
+    /// Blocks an author: their messages disappear from every listener at once and their reports stop counting.
+    /// Local and private; nothing is sent.
+    public func block(_ author: PublicKey) async throws {
+        try await store.block(author, since: configuration.clock.now())
+        await hub.refreshAll()
+    }
+
+    /// Lifts a block: the author's messages come back to every listener as `added`.
+    public func unblock(_ author: PublicKey) async throws {
+        try await store.unblock(author)
+        await hub.refreshAll()
+    }
+
+    /// The authors this user blocked.
+    public func blockedAuthors() throws -> Set<PublicKey> {
+        try store.blockedAuthors()
+    }
+
+    /// Every author this node has a name for (from their messages and profiles), with that name.
+    public func knownAuthors() throws -> [PublicKey: String] {
+        try store.authorNames()
+    }
+
+    /// Sets the name shown beside this user's messages and publishes it in a `profile` document.
+    public func setDisplayName(_ name: String) async throws {
+        _ = try await publish(.profile(Profile(displayName: name)))
+        try await store.setSetting(Self.displayNameSetting, to: Array(name.utf8))
+        profile.set(name)
+    }
+
+    // MARK: Writing
+
+    /// Signs `body`, stores it as a pending local write, and shows it to local listeners, all before returning.
+    func publish(_ body: DocumentBody) async throws -> Document {
+        let document: Document
+        do { document = try Document.sign(body, created: configuration.clock.now(), by: identity) } catch {
+            throw DongneError.invalidDocument(error)
+        }
+        _ = try await store.insertLocal([document])
+        await hub.refresh(channels: document.channel.map { [$0] } ?? [])
+        return document
+    }
+
+    /// Takes documents that arrived from elsewhere (a peer, a file): checks, stores, and shows the new ones to
+    /// local listeners before returning. One result per input, in order.
+    package func receive(_ documents: [[UInt8]]) async -> [Result<(Document, InsertOutcome), IngestError>] {
+        let results = await store.ingest(documents)
+        var channels: Set<ChannelID> = []
+        for case .success(let (document, outcome)) in results where outcome == .stored {
+            if let channel = document.channel { channels.insert(channel) }
+        }
+        if !channels.isEmpty { await hub.refresh(channels: channels) }
+        return results
+    }
+
+    private static let displayNameSetting = "displayName"
+}
+
+/// The current display name, readable from any thread.
+private final class LockedName: @unchecked Sendable {
+    private let lock = NSLock()
+    private var name: String
+
+    init(_ name: String) { self.name = name }
+
+    func get() -> String { lock.withLock { name } }
+    func set(_ newName: String) { lock.withLock { name = newName } }
 }

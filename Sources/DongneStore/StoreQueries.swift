@@ -37,6 +37,7 @@ extension Store {
     public func messageRows(
         _ query: MessageQuery, viewer: PublicKey, policy: ModerationPolicy
     ) throws(StoreError) -> [MessageRow] {
+        if query.matchesNothing { return [] }
         let (sql, values, reversed) = Self.messageSQL(query, viewer: viewer, policy: policy)
         let rows = try read { connection throws(SQLiteError) -> [MessageRow] in
             let statement = try connection.statement(sql).bind(values)

@@ -19,6 +19,8 @@ public struct MessageQuery: Hashable, Sendable {
     public var startAfter: SortKey?
     /// Only messages strictly before this position (in query order).
     public var endBefore: SortKey?
+    /// Set when two filters contradict each other (`isActive == true` and `== false`): nothing matches.
+    public var matchesNothing: Bool = false
 
     /// Every message of `channel`, oldest first.
     public init(channel: ChannelID) {

@@ -1,0 +1,53 @@
+import Foundation
+
+/// The handle of a snapshot listener: Firestore's `ListenerRegistration`.
+///
+/// `remove()` is idempotent, and once it returns no callback of this listener runs again: a callback in
+/// progress on another thread finishes first (remove waits for it), and a callback may remove its own
+/// listener. Dropping the handle does not remove the listener (as in Firestore); cancelling the task that
+/// iterates ``Query/snapshots(includeMetadataChanges:)`` does.
+public final class ListenerRegistration: Sendable {
+    private let gate = DeliveryGate()
+    private let onRemove: @Sendable (ObjectIdentifier) -> Void
+
+    /// A registration whose removal calls `onRemove` once, with its own identifier.
+    init(onRemove: @escaping @Sendable (ObjectIdentifier) -> Void) {
+        self.onRemove = onRemove
+    }
+
+    /// Stops delivery to this listener.
+    public func remove() {
+        if gate.close() { onRemove(ObjectIdentifier(self)) }
+    }
+
+    /// Whether ``remove()`` was called.
+    public var isRemoved: Bool { gate.isClosed }
+
+    /// Runs `callback` unless the listener was removed, holding off `remove()` until it returns.
+    func deliver(_ callback: () -> Void) {
+        gate.pass(callback)
+    }
+}
+
+/// A recursive lock around a flag: delivery holds it, so `remove()` from another thread waits for a callback in
+/// progress, while `remove()` from inside the callback (same thread) goes straight through.
+private final class DeliveryGate: @unchecked Sendable {
+    private let lock = NSRecursiveLock()
+    private var closed = false
+
+    var isClosed: Bool { lock.withLock { closed } }
+
+    /// Closes the gate; true the first time.
+    func close() -> Bool {
+        lock.withLock {
+            defer { closed = true }
+            return !closed
+        }
+    }
+
+    func pass(_ body: () -> Void) {
+        lock.withLock {
+            if !closed { body() }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+@testable import Dongne
+import Foundation
+import Testing
+
+/// The seed app's moderation rules as listeners see them.
+@Suite struct ModerationListenerTests {
+    @Test func aBlockRemovesTheAuthorsMessagesFromEveryListenerAndAnUnblockBringsThemBack() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시"), busan = try test.node.channel(named: "부산광역시")
+        try await test.node.receive(
+            try Others.message("서울에서", by: Others.bob, in: seoul, at: 1),
+            try Others.message("부산에서", by: Others.bob, in: busan, at: 2),
+            try Others.message("캐럴", by: Others.carol, in: seoul, at: 3))
+        let inSeoul = Recorder<MessageSnapshot>(), inBusan = Recorder<MessageSnapshot>()
+        let registrations = [
+            try seoul.messages.addSnapshotListener(inSeoul.callback),
+            try busan.messages.addSnapshotListener(inBusan.callback),
+        ]
+        #expect(await inSeoul.waitFor(1))
+        #expect(await inBusan.waitFor(1))
+        try await test.node.block(Others.bob.publicKey)
+        #expect(inSeoul.last?.documentChanges.map(\.type) == [.removed])
+        #expect(inSeoul.last?.documents.map(\.author) == [Others.carol.publicKey])
+        #expect(inBusan.last?.documents.isEmpty == true)
+        #expect(try test.node.blockedAuthors() == [Others.bob.publicKey])
+        try await test.node.unblock(Others.bob.publicKey)
+        #expect(inSeoul.last?.documentChanges.map(\.type) == [.added])
+        #expect(inSeoul.last?.documents.count == 2)
+        #expect(inBusan.last?.documentChanges.map(\.type) == [.added])
+        registrations.forEach { $0.remove() }
+    }
+
+    @Test func aRetractedMessageIsRemovedEverywhere() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let mine = try await seoul.send(.text("실수"))
+        let all = Recorder<MessageSnapshot>(), active = Recorder<MessageSnapshot>()
+        let registrations = [
+            try seoul.messages.addSnapshotListener(all.callback),
+            try seoul.messages.whereField(.isActive, isEqualTo: true).addSnapshotListener(active.callback),
+        ]
+        #expect(await all.waitFor(1))
+        #expect(await active.waitFor(1))
+        try await seoul.retract(mine)
+        for recorder in [all, active] {
+            #expect(recorder.last?.documentChanges.map(\.type) == [.removed])
+            #expect(recorder.last?.documents.isEmpty == true)
+        }
+        registrations.forEach { $0.remove() }
+    }
+
+    @Test func onlyTheAuthorMayRetract() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let theirs = try Others.message("bob's", by: Others.bob, in: seoul, at: 1)
+        try await test.node.receive(theirs)
+        await #expect(throws: DongneError.notTheAuthor(theirs.id)) { try await seoul.retract(theirs.id) }
+        let busan = try test.node.channel(named: "부산광역시")
+        await #expect(throws: DongneError.unknownMessage(theirs.id)) { try await busan.report(theirs.id) }
+    }
+
+    @Test func aReportHidesTheMessageForTheReporterAtOnce() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let theirs = try Others.message("광고", by: Others.bob, in: seoul, at: 1)
+        try await test.node.receive(theirs)
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try seoul.messages.addSnapshotListener(recorder.callback)
+        #expect(await recorder.waitFor(1))
+        try await seoul.report(theirs.id, reason: "광고")
+        #expect(recorder.last?.documentChanges.map(\.type) == [.removed])
+        registration.remove()
+    }
+
+    @Test func reportsByPeopleWhoNeverPostedHereDoNotCount() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let target = try await seoul.send(.text("평범한 글"))
+        for (offset, key) in [Others.bob, Others.carol, Others.dave].enumerated() {
+            try await test.node.receive(try Others.report(target, by: key, in: seoul, at: UInt64(offset)))
+        }
+        let snapshot = try await seoul.messages.getDocuments()
+        #expect(snapshot.documents.first?.reportCount == 0)
+        #expect(snapshot.documents.first?.isActive == true)
+    }
+
+    @Test func theThresholdIsConfigurable() async throws {
+        let test = try await TestNode.start(threshold: 1)
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let target = try await seoul.send(.text("하나면 끝"))
+        try await test.node.receive(
+            try Others.message("hi", by: Others.bob, in: seoul, at: 1), try Others.report(target, by: Others.bob, in: seoul, at: 2))
+        let active = try await seoul.messages.whereField(.isActive, isEqualTo: true).getDocuments()
+        let inactive = try await seoul.messages.whereField(.isActive, isEqualTo: false).getDocuments()
+        #expect(active.documents.map(\.id) == [try Others.message("hi", by: Others.bob, in: seoul, at: 1).id])
+        #expect(inactive.documents.map(\.id) == [target])
+    }
+
+    @Test func postingIsLimitedToTheRegionsChannel() async throws {
+        let test = try await TestNode.start(region: "서울특별시")
+        defer { test.stop() }
+        try await test.node.channel(named: "서울특별시").send(.text("여기는 서울"))
+        await #expect(throws: DongneError.notYourRegion(channel: "경기도", region: "서울특별시")) {
+            try await test.node.channel(named: "경기도").send(.text("여기는 경기도"))
+        }
+    }
+
+    @Test func invalidWritesThrowTheDocumentRule() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        await #expect(throws: DongneError.invalidDocument(.emptyText(field: "text"))) { try await seoul.send(.text("  ")) }
+        await #expect(throws: DongneError.invalidDocument(.latitudeOutOfRange(91))) {
+            try await seoul.send(.location(latitude: 91, longitude: 0))
+        }
+        #expect(try await seoul.messages.getDocuments().isEmpty)
+    }
+}
