@@ -34,13 +34,14 @@ enum Migrations {
         CREATE INDEX message_state_by_channel ON message_state (channel, created, id);
         CREATE INDEX message_state_by_author ON message_state (channel, author, created, id);
 
-        -- Every (message, reporter) pair once, with the channel the report was made in; which of them count is
-        -- decided above (a report made in another channel than the message's never does).
+        -- Every (message, reporter, channel) once: the channel the report was made in is part of the key, so a
+        -- misplaced report cannot shadow a proper one. Which reports count is decided above (a report made in
+        -- another channel than the message's never does).
         CREATE TABLE reports (
             message  BLOB NOT NULL,
             reporter BLOB NOT NULL,
             channel  BLOB NOT NULL,
-            PRIMARY KEY (message, reporter)
+            PRIMARY KEY (message, reporter, channel)
         ) WITHOUT ROWID;
         CREATE INDEX reports_by_reporter ON reports (reporter);
 
