@@ -23,11 +23,12 @@ let package = Package(
         .systemLibrary(
             name: "CDNSSD", pkgConfig: "avahi-compat-libdns_sd",
             providers: [.apt(["libavahi-compat-libdnssd-dev"])]),
+        .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
 
         .target(name: "DongneCore", dependencies: ["CSodium"]),
         .target(name: "DongneStore", dependencies: ["DongneCore", "CSQLite"]),
         .target(name: "Dongne", dependencies: ["DongneCore", "DongneStore"]),
-        .executableTarget(name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneStore"]),
+        .executableTarget(name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneStore", "CEditLine"]),
 
         // Tools: the protocol's test vectors, the benchmarks, and the crash-safety probe the store tests drive.
         .target(name: "DongneVectors", dependencies: ["DongneCore"]),

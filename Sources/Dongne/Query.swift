@@ -114,7 +114,8 @@ public struct Query: Sendable {
         let registration = hub.makeRegistration()
         Task {
             await hub.listen(
-                to: spec, includeMetadataChanges: includeMetadataChanges, registration: registration, callback: listener)
+                to: spec, includeMetadataChanges: includeMetadataChanges, registration: registration, callback: listener
+            )
         }
         return registration
     }

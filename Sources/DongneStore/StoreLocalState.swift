@@ -1,3 +1,4 @@
+import Foundation
 public import DongneCore
 
 /// What is local and private to this node: the block list, joined channels, unacknowledged writes and settings.
@@ -94,5 +95,16 @@ extension Store {
         try await write { connection throws(StoreError) in
             do throws(SQLiteError) { try work(connection) } catch { throw .sqlite(error) }
         }
+    }
+}
+
+extension Store {
+    /// The display name a node in `directory` last used, read without starting it; nil when there is none.
+    public static func savedDisplayName(inDataDirectory directory: String) throws(StoreError) -> String? {
+        let path = directory + "/dongne.sqlite"
+        guard access(path, F_OK) == 0 else { return nil }
+        let store = try Store(path: path)
+        defer { store.close() }
+        return try store.setting("displayName").map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -1,30 +1,54 @@
 import Dongne
-import DongneCore
 import DongneStore
 import Foundation
 
-// Until the REPL lands, `dongne` starts the node, says who it is and where its data lives, and stops.
+// dongne: start a node and talk in its REPL. See CommandLineOptions.usage and Command.help.
+
+func fail(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("dongne: \(message)\n".utf8))
+    exit(status)
+}
+
 let options: CommandLineOptions
 switch CommandLineOptions.parse(Array(CommandLine.arguments.dropFirst())) {
 case .success(let parsed): options = parsed
-case .failure(let error):
-    FileHandle.standardError.write(Data("dongne: \(error.message)\n\(CommandLineOptions.usage)\n".utf8))
-    exit(2)
+case .failure(let error): fail("\(error.message)\n\(CommandLineOptions.usage)", status: 2)
 }
 if options.showHelp {
     print(CommandLineOptions.usage)
     exit(0)
 }
-do {
-    let node = try await Node.start(
-        Configuration(dataDirectory: options.dataDirectory, displayName: options.displayName))
-    print("dongne node started")
-    print("identity     \(node.publicKey.fingerprint.short)  (\(node.configuration.displayName))")
-    print("fingerprint  \(node.publicKey.fingerprint.grouped)")
-    print("store        \(node.storePath)")
-    print("documents    \(try node.store.documentCount())")
-    await node.stop()
-} catch {
-    FileHandle.standardError.write(Data("dongne: \(error)\n".utf8))
-    exit(1)
+
+/// Tests and transcripts set DONGNE_CLOCK_START (milliseconds) for created times that do not depend on when
+/// they run; each signed document then takes the next second.
+let clock =
+    ProcessInfo.processInfo.environment["DONGNE_CLOCK_START"].flatMap(UInt64.init).map {
+        NodeClock.stepping(from: $0)
+    } ?? .system
+let storedName = try? Store.savedDisplayName(inDataDirectory: options.dataDirectory)
+let configuration = Configuration(
+    dataDirectory: options.dataDirectory, displayName: options.displayName ?? storedName ?? "anonymous",
+    region: options.region, clock: clock)
+
+let node: Node
+do { node = try await Node.start(configuration) } catch { fail("\(error)", status: 1) }
+
+let interactive = isatty(0) == 1 && isatty(1) == 1 && !options.json
+let terminal = interactive ? TerminalConsole(json: false) : nil
+let console: any Console = terminal ?? StreamConsole(json: options.json)
+let session = Session(node: node, console: console)
+console.write(
+    ConsoleLine(
+        text: "* dongne: you are \(node.displayName) (\(node.publicKey.fingerprint.short)); /help lists the commands",
+        event: "started",
+        fields: [
+            "name": node.displayName, "fingerprint": node.publicKey.fingerprint.full,
+            "author": Hex.encode(node.publicKey.bytes), "store": node.storePath,
+        ]))
+if let channel = options.channel { _ = await session.handle("/join \(channel)") }
+for await line in terminal?.lines() ?? PipedInput.lines() {
+    guard await session.handle(line) else { break }
 }
+session.close()
+await node.stop()
+exit(0)

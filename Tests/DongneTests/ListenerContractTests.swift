@@ -1,6 +1,7 @@
-@testable import Dongne
 import Foundation
 import Testing
+
+@testable import Dongne
 
 /// One test per sentence of the listener contract (ListenerHub's doc comment), on one node.
 @Suite struct ListenerContractTests {
@@ -34,7 +35,8 @@ import Testing
         defer { test.stop() }
         let seoul = try test.node.channel(named: "서울특별시")
         let recorder = Recorder<MessageSnapshot>()
-        let registration = try seoul.messages.order(by: .created).limit(toLast: 2).addSnapshotListener(recorder.callback)
+        let registration = try seoul.messages.order(by: .created).limit(toLast: 2).addSnapshotListener(
+            recorder.callback)
         #expect(await recorder.waitFor(1))
         for text in ["a", "b", "c", "d"] { try await seoul.send(.text(text)) }
         let snapshots = recorder.all
@@ -66,7 +68,9 @@ import Testing
             try await test.node.receive(try Others.message("hi", by: reporter, in: seoul, at: UInt64(offset)))
             try await test.node.receive(try Others.report(target, by: reporter, in: seoul, at: 10 + UInt64(offset)))
         }
-        let modified = everything.all.flatMap(\.documentChanges).filter { $0.document.id == target && $0.type == .modified }
+        let modified = everything.all.flatMap(\.documentChanges).filter {
+            $0.document.id == target && $0.type == .modified
+        }
         #expect(modified.map(\.document.reportCount) == [1, 2, 3])
         #expect(modified.last?.document.isActive == false)
         let removed = active.all.flatMap(\.documentChanges).filter { $0.type == .removed }
@@ -193,8 +197,12 @@ import Testing
         let test = try await TestNode.start()
         defer { test.stop() }
         let messages = try test.node.channel(named: "서울특별시").messages
-        #expect(throws: DongneError.limitToLastRequiresOrder) { try messages.limit(toLast: 5).addSnapshotListener { _, _ in } }
-        await #expect(throws: DongneError.limitToLastRequiresOrder) { try await messages.limit(toLast: 5).getDocuments() }
+        #expect(throws: DongneError.limitToLastRequiresOrder) {
+            try messages.limit(toLast: 5).addSnapshotListener { _, _ in }
+        }
+        await #expect(throws: DongneError.limitToLastRequiresOrder) {
+            try await messages.limit(toLast: 5).getDocuments()
+        }
         await #expect(throws: DongneError.invalidLimit(0)) { try await messages.limit(0).getDocuments() }
         await #expect(throws: DongneError.orderAlreadySet) {
             try await messages.order(by: .created).order(by: .created, descending: true).getDocuments()

@@ -1,7 +1,8 @@
-@testable import Dongne
 import DongneStore
 import Foundation
 import Testing
+
+@testable import Dongne
 
 /// Random sequences of writes, reports, retracts, blocks and unblocks, seeded, against a reference model of
 /// PROTOCOL.md §1.11 and the query semantics: after every step, every listener's latest snapshot is what the
@@ -22,8 +23,11 @@ import Testing
             for (index, listener) in watched.enumerated() {
                 let snapshots = listener.recorder.all
                 let expected = world.model.evaluate(listener.spec)
-                let actual = snapshots.last?.documents.map { ModelRow(id: $0.id, reportCount: $0.reportCount, isActive: $0.isActive) }
-                #expect(actual == expected, "seed \(seed), step \(step) (\(action)), listener \(index): \(listener.spec)")
+                let actual = snapshots.last?.documents.map {
+                    ModelRow(id: $0.id, reportCount: $0.reportCount, isActive: $0.isActive)
+                }
+                #expect(
+                    actual == expected, "seed \(seed), step \(step) (\(action)), listener \(index): \(listener.spec)")
                 if snapshots.count >= 2 {
                     let previous = snapshots[snapshots.count - 2], latest = snapshots[snapshots.count - 1]
                     let applied = SnapshotDiff.apply(latest.documentChanges, to: previous.documents)
@@ -68,8 +72,12 @@ struct World {
         for _ in 0..<count {
             var spec = MessageQuery(channel: seoul.id)
             if Bool.random(using: &random) { spec.isActive = Bool.random(using: &random) }
-            if Int.random(in: 0..<4, using: &random) == 0 { spec.author = others.randomElement(using: &random)!.publicKey }
-            if Int.random(in: 0..<4, using: &random) == 0 { spec.type = MessageType.allCases.randomElement(using: &random) }
+            if Int.random(in: 0..<4, using: &random) == 0 {
+                spec.author = others.randomElement(using: &random)!.publicKey
+            }
+            if Int.random(in: 0..<4, using: &random) == 0 {
+                spec.type = MessageType.allCases.randomElement(using: &random)
+            }
             spec.isOrdered = true
             spec.descending = Bool.random(using: &random)
             switch Int.random(in: 0..<3, using: &random) {
@@ -78,7 +86,8 @@ struct World {
             default: break
             }
             if Int.random(in: 0..<4, using: &random) == 0 {
-                spec.startAfter = SortKey(created: Model.time(Int.random(in: 0..<10, using: &random)), id: DocumentID(.zero))
+                spec.startAfter = SortKey(
+                    created: Model.time(Int.random(in: 0..<10, using: &random)), id: DocumentID(.zero))
             }
             let recorder = Recorder<MessageSnapshot>()
             let registration = try Query(node: node, spec: spec).addSnapshotListener(recorder.callback)
@@ -105,11 +114,12 @@ struct World {
 
     private mutating func post(using random: inout SplitMix64) async throws -> String {
         let channel = Int.random(in: 0..<5, using: &random) == 0 ? busan : seoul
-        let content: MessageContent = switch Int.random(in: 0..<3, using: &random) {
-        case 0: .text("글 \(model.messages.count)")
-        case 1: .location(latitude: 37.5, longitude: 127)
-        default: .photo(BlobHash(BLAKE2b.hash256([UInt8(model.messages.count & 0xff)])))
-        }
+        let content: MessageContent =
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0: .text("글 \(model.messages.count)")
+            case 1: .location(latitude: 37.5, longitude: 127)
+            default: .photo(BlobHash(BLAKE2b.hash256([UInt8(model.messages.count & 0xff)])))
+            }
         if Int.random(in: 0..<4, using: &random) == 0 {
             let id = try await channel.send(content)
             let created = try #require(try node.store.document(id)).created
@@ -121,7 +131,8 @@ struct World {
         let document = try Document.sign(
             .message(Message(channel: channel.id, senderName: "x", content: content)), created: created, by: author)
         try await node.receive(document)
-        model.post(document.id, channel: channel.id, author: author.publicKey, created: created, type: MessageType(content))
+        model.post(
+            document.id, channel: channel.id, author: author.publicKey, created: created, type: MessageType(content))
         return "\(author.publicKey) posts"
     }
 
@@ -148,8 +159,11 @@ struct World {
             model.retract(message, by: node.publicKey, in: target.channel)
             return "I retract"
         }
-        let signer = Bool.random(using: &random) ? others.first { $0.publicKey == target.author }! : others.randomElement(using: &random)!
-        let document = try Document.sign(.retract(Retract(channel: target.channel, message: message)), created: 6, by: signer)
+        let signer =
+            Bool.random(using: &random)
+            ? others.first { $0.publicKey == target.author }! : others.randomElement(using: &random)!
+        let document = try Document.sign(
+            .retract(Retract(channel: target.channel, message: message)), created: 6, by: signer)
         try await node.receive(document)
         model.retract(message, by: signer.publicKey, in: target.channel)
         return "\(signer.publicKey) retracts"
@@ -233,6 +247,8 @@ struct Model {
         case .last(let count)?: rows = Array(rows.suffix(count))
         case nil: break
         }
-        return rows.map { ModelRow(id: $0.id, reportCount: reportCount($0.id), isActive: reportCount($0.id) < threshold) }
+        return rows.map {
+            ModelRow(id: $0.id, reportCount: reportCount($0.id), isActive: reportCount($0.id) < threshold)
+        }
     }
 }

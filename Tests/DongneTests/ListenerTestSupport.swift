@@ -1,6 +1,7 @@
-@testable import Dongne
 import DongneStore
 import Foundation
+
+@testable import Dongne
 
 /// Collects what a listener receives, from whatever thread the callbacks run on, and lets a test await it
 /// without blocking a thread of the cooperative pool (the callbacks need one to run).
@@ -90,15 +91,20 @@ enum Others {
         _ text: String, by key: SigningKey, in channel: Channel, at created: UInt64
     ) throws -> Document {
         try Document.sign(
-            .message(Message(channel: channel.id, senderName: "\(key.publicKey.fingerprint.short)", content: .text(text))),
+            .message(
+                Message(channel: channel.id, senderName: "\(key.publicKey.fingerprint.short)", content: .text(text))),
             created: created, by: key)
     }
 
-    static func report(_ message: DocumentID, by key: SigningKey, in channel: Channel, at created: UInt64) throws -> Document {
+    static func report(
+        _ message: DocumentID, by key: SigningKey, in channel: Channel, at created: UInt64
+    ) throws -> Document {
         try Document.sign(.report(Report(channel: channel.id, message: message)), created: created, by: key)
     }
 
-    static func retract(_ message: DocumentID, by key: SigningKey, in channel: Channel, at created: UInt64) throws -> Document {
+    static func retract(
+        _ message: DocumentID, by key: SigningKey, in channel: Channel, at created: UInt64
+    ) throws -> Document {
         try Document.sign(.retract(Retract(channel: channel.id, message: message)), created: created, by: key)
     }
 }

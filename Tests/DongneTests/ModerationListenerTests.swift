@@ -1,6 +1,7 @@
-@testable import Dongne
 import Foundation
 import Testing
+
+@testable import Dongne
 
 /// The seed app's moderation rules as listeners see them.
 @Suite struct ModerationListenerTests {
@@ -95,7 +96,8 @@ import Testing
         let seoul = try test.node.channel(named: "서울특별시")
         let target = try await seoul.send(.text("하나면 끝"))
         try await test.node.receive(
-            try Others.message("hi", by: Others.bob, in: seoul, at: 1), try Others.report(target, by: Others.bob, in: seoul, at: 2))
+            try Others.message("hi", by: Others.bob, in: seoul, at: 1),
+            try Others.report(target, by: Others.bob, in: seoul, at: 2))
         let active = try await seoul.messages.whereField(.isActive, isEqualTo: true).getDocuments()
         let inactive = try await seoul.messages.whereField(.isActive, isEqualTo: false).getDocuments()
         #expect(active.documents.map(\.id) == [try Others.message("hi", by: Others.bob, in: seoul, at: 1).id])
@@ -115,7 +117,9 @@ import Testing
         let test = try await TestNode.start()
         defer { test.stop() }
         let seoul = try test.node.channel(named: "서울특별시")
-        await #expect(throws: DongneError.invalidDocument(.emptyText(field: "text"))) { try await seoul.send(.text("  ")) }
+        await #expect(throws: DongneError.invalidDocument(.emptyText(field: "text"))) {
+            try await seoul.send(.text("  "))
+        }
         await #expect(throws: DongneError.invalidDocument(.latitudeOutOfRange(91))) {
             try await seoul.send(.location(latitude: 91, longitude: 0))
         }

@@ -1,6 +1,7 @@
-@testable import Dongne
 import Foundation
 import Testing
+
+@testable import Dongne
 
 @Suite struct QueryTests {
     @Test func limitsOrdersAndCursorsSelectTheRightPage() async throws {
@@ -23,7 +24,8 @@ import Testing
         #expect(try await texts(ordered.end(before: page[0]).limit(toLast: 3)) == ["4", "5", "6"])
         #expect(try await texts(ordered.start(after: page[0])) == ["8", "9"])
         #expect(try await texts(seoul.messages.whereField(.type, isEqualTo: .location)).isEmpty)
-        let contradictory = seoul.messages.whereField(.isActive, isEqualTo: true).whereField(.isActive, isEqualTo: false)
+        let contradictory = seoul.messages.whereField(.isActive, isEqualTo: true).whereField(
+            .isActive, isEqualTo: false)
         #expect(try await texts(contradictory).isEmpty)
         #expect(try await texts(seoul.messages.whereField(.author, isEqualTo: test.node.publicKey)).count == 10)
     }
@@ -64,7 +66,8 @@ import Testing
         #expect(recorder.last?.documentChanges.map(\.type) == [.modified])
         #expect(recorder.last?.documents.first?.lastMessageCreated != nil)
         let gyeonggi = try ChannelName(normalizing: "경기도")
-        let named = try Document.sign(.channel(ChannelInfo(name: gyeonggi, description: "경기")), created: 1, by: Others.bob)
+        let named = try Document.sign(
+            .channel(ChannelInfo(name: gyeonggi, description: "경기")), created: 1, by: Others.bob)
         try await test.node.receive(named)
         #expect(recorder.last?.documents.map(\.name) == ["경기도", "서울특별시"])
         #expect(recorder.last?.documents.first?.isJoined == false)

@@ -1,0 +1,121 @@
+import Foundation
+
+/// One line the user typed, understood. Parsing is pure: every way a line can be wrong has a message here.
+enum Command: Equatable {
+    case say(String)
+    case join(String)
+    case channels
+    case history(Int)
+    case more
+    case location(latitude: Double, longitude: Double)
+    case report(ref: String, reason: String?)
+    case retract(ref: String)
+    case block(String)
+    case unblock(String)
+    case blocks
+    case nick(String)
+    case whoami
+    case help
+    case quit
+    case nothing
+
+    /// Most messages `/history` and `/more` print at once.
+    static let maximumPage = 500
+    /// What `/history` prints without a number, and what `/more` prints.
+    static let defaultPage = 20
+
+    /// The command on `line`, or a one-line explanation of what is wrong with it.
+    static func parse(_ line: String) -> Result<Command, CommandError> {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { return .success(.nothing) }
+        guard trimmed.hasPrefix("/") else { return .success(.say(line)) }
+        if trimmed.hasPrefix("//") { return .success(.say(String(trimmed.dropFirst()))) }  // "//x" says "/x"
+        let words = trimmed.dropFirst().split(separator: " ", maxSplits: 1).map(String.init)
+        let name = words[0], rest = words.count > 1 ? words[1].trimmingCharacters(in: .whitespaces) : ""
+        switch name {
+        case "join": return rest.isEmpty ? usage("/join NAME") : .success(.join(rest))
+        case "channels": return noArguments(rest, .channels)
+        case "history": return page(rest)
+        case "more": return noArguments(rest, .more)
+        case "location": return location(rest)
+        case "report":
+            let parts = rest.split(separator: " ", maxSplits: 1).map(String.init)
+            guard let ref = parts.first else { return usage("/report REF [REASON]") }
+            return .success(.report(ref: ref, reason: parts.count > 1 ? parts[1] : nil))
+        case "retract": return oneWord(rest, "/retract REF", Command.retract)
+        case "block": return rest.isEmpty ? usage("/block USER") : .success(.block(rest))
+        case "unblock": return rest.isEmpty ? usage("/unblock USER") : .success(.unblock(rest))
+        case "blocks": return noArguments(rest, .blocks)
+        case "nick": return rest.isEmpty ? usage("/nick NAME") : .success(.nick(rest))
+        case "whoami": return noArguments(rest, .whoami)
+        case "help": return .success(.help)
+        case "quit", "exit": return .success(.quit)
+        default: return .failure(CommandError("unknown command /\(name) (try /help)"))
+        }
+    }
+
+    private static func usage(_ form: String) -> Result<Command, CommandError> {
+        .failure(CommandError("usage: \(form)"))
+    }
+
+    private static func noArguments(_ rest: String, _ command: Command) -> Result<Command, CommandError> {
+        rest.isEmpty ? .success(command) : .failure(CommandError("\(command.name) takes no arguments"))
+    }
+
+    private static func oneWord(
+        _ rest: String, _ form: String, _ make: (String) -> Command
+    ) -> Result<Command, CommandError> {
+        guard !rest.isEmpty, !rest.contains(" ") else { return usage(form) }
+        return .success(make(rest))
+    }
+
+    private static func page(_ rest: String) -> Result<Command, CommandError> {
+        guard !rest.isEmpty else { return .success(.history(defaultPage)) }
+        guard let count = Int(rest), (1...maximumPage).contains(count) else {
+            return usage("/history [N], N from 1 to \(maximumPage)")
+        }
+        return .success(.history(count))
+    }
+
+    private static func location(_ rest: String) -> Result<Command, CommandError> {
+        let parts = rest.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+        guard parts.count == 2, let latitude = Double(parts[0]), let longitude = Double(parts[1]),
+            latitude.isFinite, longitude.isFinite
+        else { return usage("/location LATITUDE LONGITUDE (degrees, e.g. /location 37.5665 126.978)") }
+        return .success(.location(latitude: latitude, longitude: longitude))
+    }
+
+    private var name: String {
+        switch self {
+        case .channels: "/channels"
+        case .more: "/more"
+        case .blocks: "/blocks"
+        case .whoami: "/whoami"
+        default: "this command"
+        }
+    }
+
+    static let helpText = """
+        Type a line to send it to the current channel ("//text" sends "/text").
+          /join NAME             join a channel and make it current
+          /channels              list the channels this node knows
+          /history [N]           show the last N messages (20)
+          /more                  show the 20 messages before the oldest shown
+          /location LAT LON      send a location
+          /report REF [REASON]   report a message (REF: its #number or an id prefix); hides it for you
+          /retract REF           withdraw one of your messages
+          /block USER            hide everything by USER (fingerprint prefix, or an unambiguous name)
+          /unblock USER          lift a block
+          /blocks                list blocked people
+          /nick NAME             change your display name
+          /whoami                show your name and fingerprint
+          /help                  this list
+          /quit                  leave
+        """
+}
+
+/// A line that could not be understood, and why.
+struct CommandError: Error, Equatable {
+    let message: String
+    init(_ message: String) { self.message = message }
+}

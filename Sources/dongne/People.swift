@@ -1,0 +1,33 @@
+import Dongne
+
+/// Finds the person a user means by what they typed: a fingerprint prefix, or a display name when exactly one
+/// known key goes by it. Names are labels anyone can take, so an ambiguous name is refused with the candidates.
+enum People {
+    /// The key `query` names among `known` (key → display name), or a one-line explanation.
+    static func resolve(_ query: String, among known: [PublicKey: String]) -> Result<PublicKey, CommandError> {
+        let prefix = query.lowercased()
+        let byFingerprint = known.keys.filter { $0.fingerprint.full.hasPrefix(prefix) }
+        if prefix.count >= 4, byFingerprint.count == 1 { return .success(byFingerprint[0]) }
+        let byName = known.filter { $0.value == query }.map(\.key)
+        if byName.count == 1 { return .success(byName[0]) }
+        let candidates = (byName.isEmpty ? byFingerprint : byName).sorted()
+        guard candidates.isEmpty else {
+            let list = candidates.map { "\($0.fingerprint.short) (\(known[$0] ?? "?"))" }.joined(separator: ", ")
+            return .failure(CommandError("\(query) could be any of: \(list); use a longer fingerprint prefix"))
+        }
+        return .failure(CommandError("no one known as \(query) (give a name or a fingerprint prefix)"))
+    }
+
+    /// The fingerprint shown beside a name: 8 characters, longer when another known key starts the same way,
+    /// so that a look-alike key cannot pass for someone else in the list.
+    static func displayedFingerprint(of key: PublicKey, among known: some Collection<PublicKey>) -> String {
+        let full = key.fingerprint.full
+        var length = Fingerprint.shortLength
+        while length < full.count,
+            known.contains(where: { $0 != key && $0.fingerprint.full.hasPrefix(full.prefix(length)) })
+        {
+            length += 4
+        }
+        return String(full.prefix(length))
+    }
+}
