@@ -38,7 +38,7 @@ let package = Package(
 
         .testTarget(name: "DongneCoreTests", dependencies: ["DongneCore", "DongneVectors"]),
         .testTarget(name: "DongneStoreTests", dependencies: ["DongneCore", "DongneStore", "dongne-ingest-probe"]),
-        .testTarget(name: "DongneTests", dependencies: ["Dongne", "dongne"]),
+        .testTarget(name: "DongneTests", dependencies: ["Dongne", "dongne"], exclude: ["Transcripts"]),
     ]
 )
 

@@ -45,7 +45,7 @@ struct ChannelView {
     func message(_ ref: String) -> Result<DocumentID, CommandError> {
         let trimmed = ref.hasPrefix("#") ? String(ref.dropFirst()) : ref
         if let number = Int(trimmed) {
-            guard (1...refs.count).contains(number) else {
+            guard number >= 1 && number <= refs.count else {
                 return .failure(CommandError("no message #\(number) shown here"))
             }
             return .success(refs[number - 1])

@@ -31,7 +31,8 @@ enum Command: Equatable {
         guard trimmed.hasPrefix("/") else { return .success(.say(line)) }
         if trimmed.hasPrefix("//") { return .success(.say(String(trimmed.dropFirst()))) }  // "//x" says "/x"
         let words = trimmed.dropFirst().split(separator: " ", maxSplits: 1).map(String.init)
-        let name = words[0], rest = words.count > 1 ? words[1].trimmingCharacters(in: .whitespaces) : ""
+        guard let name = words.first else { return .failure(CommandError("a command name must follow / (try /help)")) }
+        let rest = words.count > 1 ? words[1].trimmingCharacters(in: .whitespaces) : ""
         switch name {
         case "join": return rest.isEmpty ? usage("/join NAME") : .success(.join(rest))
         case "channels": return noArguments(rest, .channels)

@@ -125,7 +125,7 @@ final class Session: @unchecked Sendable {
     private func showHistory(_ count: Int) async throws {
         let channel = try currentChannel()
         let query = channel.messages.whereField(.isActive, isEqualTo: true).order(by: .created).limit(toLast: count)
-        try await show(try await query.getDocuments().documents, emptyNote: "no messages yet")
+        try await show(try await query.getDocuments().documents, emptyNote: "nothing to show")
     }
 
     private func showMore() async throws {

@@ -1,0 +1,141 @@
+@testable import Dongne
+import DongneStore
+import Foundation
+import Testing
+
+/// The `dongne` binary driven through a pipe, as a script would drive it, compared line by line with the
+/// transcripts in `Transcripts/` (NAME.in is typed, NAME.out is what must come out). Set
+/// DONGNE_UPDATE_TRANSCRIPTS=1 to write the .out files from the current behaviour, then review the diff.
+@Suite struct TranscriptTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Transcripts")
+    static let userSeed = [UInt8](repeating: 0x11, count: 32)
+
+    /// Others whose messages are in the store before the REPL starts: two people called 준호, and 민수.
+    static let seeded: [(SigningKey, String, String)] = [
+        (Others.bob, "준호", "안녕하세요, 밥입니다"),
+        (Others.carol, "준호", "저도 준호예요"),
+        (Others.dave, "민수", "광고 광고 광고"),
+    ]
+
+    @Test("transcripts", arguments: ["basics", "moderation", "bad-input", "json"])
+    func transcript(name: String) async throws {
+        let input = try String(contentsOf: Self.folder.appendingPathComponent("\(name).in"), encoding: .utf8)
+        let directory = try await Self.prepareDataDirectory(seeding: name == "moderation")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let arguments = ["--data", directory, "--name", "민지"] + (name == "json" ? ["--json"] : [])
+        let result = try REPLProcess.run(arguments, input: input)
+        let expectedURL = Self.folder.appendingPathComponent("\(name).out")
+        let actual = result.output.replacingOccurrences(of: directory, with: "DATA")
+        if ProcessInfo.processInfo.environment["DONGNE_UPDATE_TRANSCRIPTS"] == "1" {
+            try actual.write(to: expectedURL, atomically: true, encoding: .utf8)
+        }
+        let expected = try String(contentsOf: expectedURL, encoding: .utf8)
+        #expect(result.status == 0)
+        #expect(result.errors.isEmpty, "\(result.errors)")
+        let actualLines = actual.split(separator: "\n", omittingEmptySubsequences: false)
+        let expectedLines = expected.split(separator: "\n", omittingEmptySubsequences: false)
+        for (index, (got, want)) in zip(actualLines, expectedLines).enumerated() where got != want {
+            Issue.record("\(name).out line \(index + 1):\n  expected: \(want)\n  actual:   \(got)")
+        }
+        #expect(actualLines.count == expectedLines.count, "\(name): line counts differ")
+    }
+
+    @Test func anOverlongLineIsRefusedWithTheDocumentRule() async throws {
+        let directory = try await Self.prepareDataDirectory(seeding: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = "/join 서울특별시\n" + String(repeating: "가", count: 2_000) + "\n/history\n"
+        let result = try REPLProcess.run(["--data", directory], input: input)
+        #expect(result.status == 0)
+        #expect(result.output.contains("! text-too-long: text has 6000 bytes, limit 4000"))
+        #expect(result.output.contains("* nothing to show"))
+    }
+
+    @Test func noInputLineCanCrashIt() async throws {
+        let directory = try await Self.prepareDataDirectory(seeding: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var random = SplitMix64(seed: 99)
+        let words = ["/join", "/report", "/retract", "/block", "/unblock", "/history", "/more", "/location", "/nick",
+                     "/channels", "/blocks", "/whoami", "#1", "#-1", "#99999999999999999999", "abcd", "준호", "NaN",
+                     "1e400", "-0", "//", "/", "\u{1b}[2J", "\u{0}", "\t", "서울특별시", "🙂"]
+        var lines = ["/join 서울특별시"]
+        for _ in 0..<400 {
+            let count = Int.random(in: 0...4, using: &random)
+            lines.append((0..<count).map { _ in words.randomElement(using: &random)! }.joined(separator: " "))
+        }
+        lines.append(String(decoding: (0..<200).map { _ in UInt8.random(in: 1...255, using: &random) }, as: UTF8.self))
+        let result = try REPLProcess.run(["--data", directory], input: lines.joined(separator: "\n") + "\n")
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(!result.output.contains("Program crashed"))
+    }
+
+    /// A data directory with the user's fixed identity and, if asked, other people's messages in 서울특별시.
+    static func prepareDataDirectory(seeding: Bool) async throws -> String {
+        let directory = NSTemporaryDirectory() + "dongne-transcript-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try IdentityFile.create(SigningKey(seed: userSeed)!, at: directory + "/" + IdentityFile.fileName)
+        guard seeding else { return directory }
+        let store = try Store(path: directory + "/dongne.sqlite")
+        let seoul = try ChannelName(normalizing: "서울특별시").id
+        for (offset, (key, name, text)) in seeded.enumerated() {
+            let body = DocumentBody.message(Message(channel: seoul, senderName: name, content: .text(text)))
+            _ = try await store.insert(try Document.sign(body, created: 1_764_399_000_000 + UInt64(offset) * 1_000, by: key))
+        }
+        store.close()
+        return directory
+    }
+}
+
+/// Runs the built `dongne` with piped standard input.
+enum REPLProcess {
+    static let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        .appendingPathComponent("dongne").path
+
+    static func run(_ arguments: [String], input: String) throws -> (status: Int32, output: String, errors: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["TZ"] = "UTC"
+        environment["DONGNE_CLOCK_START"] = "1764400000000"
+        process.environment = environment
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        let writer = Thread {
+            stdin.fileHandleForWriting.write(Data(input.utf8))
+            try? stdin.fileHandleForWriting.close()
+        }
+        writer.start()
+        let errors = ErrorCollector(stderr.fileHandleForReading)
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self), errors.text())
+    }
+}
+
+/// Reads a pipe to its end on its own thread, so that neither pipe can fill up and stall the child.
+final class ErrorCollector: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var data = Data()
+    private var done = false
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            let all = handle.readDataToEndOfFile()
+            condition.withLock {
+                data = all
+                done = true
+                condition.broadcast()
+            }
+        }
+    }
+
+    func text() -> String {
+        condition.withLock {
+            while !done { condition.wait() }
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+}
