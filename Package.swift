@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "Dongne", targets: ["Dongne"]),
         .executable(name: "dongne", targets: ["dongne"]),
         .executable(name: "dongne-bench", targets: ["dongne-bench"]),
+        .executable(name: "change-feed", targets: ["change-feed"]),
     ],
     targets: [
         // C libraries from Debian's packages: a module map and one shim header each, nothing else.
@@ -36,9 +37,12 @@ let package = Package(
         .executableTarget(name: "dongne-bench", dependencies: ["DongneCore", "DongneStore", "CSodium"]),
         .executableTarget(name: "dongne-ingest-probe", dependencies: ["DongneCore", "DongneStore"]),
 
+        // Small programs built on the public library only.
+        .executableTarget(name: "change-feed", dependencies: ["Dongne"], path: "examples/change-feed"),
+
         .testTarget(name: "DongneCoreTests", dependencies: ["DongneCore", "DongneVectors"]),
         .testTarget(name: "DongneStoreTests", dependencies: ["DongneCore", "DongneStore", "dongne-ingest-probe"]),
-        .testTarget(name: "DongneTests", dependencies: ["Dongne", "dongne"], exclude: ["Transcripts"]),
+        .testTarget(name: "DongneTests", dependencies: ["Dongne", "dongne", "change-feed"], exclude: ["Transcripts"]),
     ]
 )
 

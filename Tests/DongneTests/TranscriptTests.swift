@@ -139,3 +139,22 @@ final class ErrorCollector: @unchecked Sendable {
         }
     }
 }
+
+/// The example programs, run as a user would run them.
+@Suite struct ExampleTests {
+    @Test func theChangeFeedDemoPrintsFirestoreStyleChanges() throws {
+        let binary = URL(fileURLWithPath: REPLProcess.binary).deletingLastPathComponent().appendingPathComponent("change-feed")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["--demo"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let expected = try String(
+            contentsOf: TranscriptTests.folder.appendingPathComponent("change-feed-demo.out"), encoding: .utf8)
+        #expect(process.terminationStatus == 0)
+        #expect(String(decoding: data, as: UTF8.self) == expected)
+    }
+}
