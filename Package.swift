@@ -34,7 +34,7 @@ let package = Package(
         // Tools: the protocol's test vectors, the benchmarks, and the crash-safety probe the store tests drive.
         .target(name: "DongneVectors", dependencies: ["DongneCore"]),
         .executableTarget(name: "dongne-vectors", dependencies: ["DongneVectors"]),
-        .executableTarget(name: "dongne-bench", dependencies: ["DongneCore", "DongneStore", "CSodium"]),
+        .executableTarget(name: "dongne-bench", dependencies: ["Dongne", "DongneCore", "DongneStore", "CSodium"]),
         .executableTarget(name: "dongne-ingest-probe", dependencies: ["DongneCore", "DongneStore"]),
 
         // Small programs built on the public library only.

@@ -12,7 +12,8 @@ struct SnapshotSource: Sendable {
     ) throws(StoreError) -> [MessageSnapshot] {
         let rows = try store.messageRows(query, viewer: viewer, policy: policy)
         let known = Dictionary(previous.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let fetched = try store.documents(rows.map(\.id).filter { known[$0] == nil })
+        let missing = rows.map(\.id).filter { known[$0] == nil }
+        let fetched = missing.isEmpty ? [:] : try store.documents(missing)
         return rows.compactMap { row in
             let metadata = SnapshotMetadata(hasPendingWrites: row.isPending, isFromCache: isFromCache)
             let isActive = policy.isActive(reportCount: row.reportCount, retracted: false)

@@ -30,6 +30,13 @@ enum Measure {
         return (formatter.string(from: NSNumber(value: rate)) ?? "\(rate)") + " /s"
     }
 
+    /// A figure that must stay at or below its target, and whether it did.
+    static func ratio(_ label: String, _ value: Double, atMost target: Double, unit: String = "") -> Bool {
+        let verdict = value <= target ? "met" : "NOT MET"
+        report(label, String(format: "%.2f%@  (target ≤ %.2f%@: %@)", value, unit, target, unit, verdict))
+        return value <= target
+    }
+
     /// A ratio, its target, and whether it was met.
     static func ratio(_ label: String, _ value: Double, atLeast target: Double) -> Bool {
         let verdict = value >= target ? "met" : "NOT MET"

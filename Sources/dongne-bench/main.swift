@@ -4,12 +4,18 @@ import Foundation
 // same run, and the ratios the issues set as targets; it exits 1 if a target was missed.
 //
 //   swift run -c release dongne-bench ingest
+//   swift run -c release dongne-bench listeners
 
-let usage = "usage: dongne-bench ingest"
+let usage = "usage: dongne-bench ingest | listeners"
 switch CommandLine.arguments.dropFirst().first {
 case "ingest":
     let met = try await IngestBenchmark.run()
     exit(met ? 0 : 1)
+case "listeners":
+    let met = try await ListenerBenchmark.run()
+    exit(met ? 0 : 1)
+case "make-thread-fixture":
+    try await ThreadFixture.make()
 default:
     FileHandle.standardError.write(Data("\(usage)\n".utf8))
     exit(2)
