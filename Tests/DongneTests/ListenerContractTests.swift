@@ -153,18 +153,19 @@ import Testing
         let test = try await TestNode.start()
         defer { test.stop() }
         let seoul = try test.node.channel(named: "서울특별시")
-        let events = EventLog()
-        let registration = try seoul.messages.addSnapshotListener { _, _ in
+        let events = EventLog(), holder = RegistrationHolder()
+        // The remover is a thread of its own: the callback holds a thread of the pool while it waits for it.
+        let remover = Thread {
+            events.waitFor("callback started")
+            events.append("remove called")
+            holder.registration?.remove()
+            events.append("remove returned")
+        }
+        holder.registration = try seoul.messages.addSnapshotListener { _, _ in
             events.append("callback started")
             events.waitFor("remove called")
             Thread.sleep(forTimeInterval: 0.05)  // widens the window in which a broken remove() would return
             events.append("callback finished")
-        }
-        #expect(await events.waitAsync(for: "callback started"))
-        let remover = Thread {
-            events.append("remove called")
-            registration.remove()
-            events.append("remove returned")
         }
         remover.start()
         #expect(await events.waitAsync(for: "remove returned"))
