@@ -97,6 +97,56 @@ enum Sodium {
         return result == 0 ? plaintext : nil
     }
 
+    // MARK: X25519, BLAKE2b-512 and ChaCha20-Poly1305 (the Noise primitives)
+
+    /// The X25519 public key of a 32-byte private key.
+    static func x25519PublicKey(of privateKey: [UInt8]) -> [UInt8] {
+        ensureInitialised()
+        var publicKey = [UInt8](repeating: 0, count: 32)
+        crypto_scalarmult_curve25519_base(&publicKey, privateKey)
+        return publicKey
+    }
+
+    /// X25519(privateKey, publicKey); nil when the result is all zero (a small-order public key).
+    static func x25519(_ privateKey: [UInt8], _ publicKey: [UInt8]) -> [UInt8]? {
+        ensureInitialised()
+        guard privateKey.count == 32, publicKey.count == 32 else { return nil }
+        var shared = [UInt8](repeating: 0, count: 32)
+        return crypto_scalarmult_curve25519(&shared, privateKey, publicKey) == 0 ? shared : nil
+    }
+
+    /// Unkeyed BLAKE2b with a 64-byte output, over the concatenation of `parts`.
+    static func blake2b512(_ parts: [UInt8]...) -> [UInt8] {
+        ensureInitialised()
+        let joined = parts.flatMap { $0 }
+        var digest = [UInt8](repeating: 0, count: 64)
+        crypto_generichash(&digest, 64, joined, UInt64(joined.count), nil, 0)
+        return digest
+    }
+
+    /// ChaCha20-Poly1305 (IETF, 96-bit nonce) encryption: ciphertext followed by the 16-byte tag.
+    static func chachaPolyEncrypt(key: [UInt8], nonce: [UInt8], associatedData: [UInt8], plaintext: [UInt8]) -> [UInt8] {
+        ensureInitialised()
+        var ciphertext = [UInt8](repeating: 0, count: plaintext.count + 16)
+        var length: UInt64 = 0
+        crypto_aead_chacha20poly1305_ietf_encrypt(
+            &ciphertext, &length, plaintext, UInt64(plaintext.count), associatedData, UInt64(associatedData.count), nil,
+            nonce, key)
+        return ciphertext
+    }
+
+    /// ChaCha20-Poly1305 (IETF) decryption; nil when the tag does not match.
+    static func chachaPolyDecrypt(key: [UInt8], nonce: [UInt8], associatedData: [UInt8], ciphertext: [UInt8]) -> [UInt8]? {
+        ensureInitialised()
+        guard ciphertext.count >= 16 else { return nil }
+        var plaintext = [UInt8](repeating: 0, count: ciphertext.count - 16)
+        var length: UInt64 = 0
+        let result = crypto_aead_chacha20poly1305_ietf_decrypt(
+            &plaintext, &length, nil, ciphertext, UInt64(ciphertext.count), associatedData,
+            UInt64(associatedData.count), nonce, key)
+        return result == 0 ? plaintext : nil
+    }
+
     // MARK: Randomness and memory
 
     /// BLAKE2b-256 of `prefix` ‖ `bytes`.
