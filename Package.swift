@@ -40,7 +40,8 @@ let package = Package(
         // Small programs built on the public library only.
         .executableTarget(name: "change-feed", dependencies: ["Dongne"], path: "examples/change-feed"),
 
-        .testTarget(name: "DongneCoreTests", dependencies: ["DongneCore", "DongneVectors"]),
+        .testTarget(
+            name: "DongneCoreTests", dependencies: ["DongneCore", "DongneVectors"], exclude: ["NoiseVectors"]),
         .testTarget(name: "DongneStoreTests", dependencies: ["DongneCore", "DongneStore", "dongne-ingest-probe"]),
         .testTarget(name: "DongneTests", dependencies: ["Dongne", "dongne", "change-feed"], exclude: ["Transcripts"]),
     ]
