@@ -22,13 +22,7 @@ public struct ChannelListQuery: Sendable {
         includeMetadataChanges: Bool = false,
         _ listener: @escaping @Sendable (QuerySnapshot<ChannelSnapshot>?, (any Error)?) -> Void
     ) -> ListenerRegistration {
-        let hub = node.hub
-        let registration = hub.makeRegistration()
-        Task {
-            await hub.listenToChannels(
-                includeMetadataChanges: includeMetadataChanges, registration: registration, callback: listener)
-        }
-        return registration
+        node.hub.listenToChannels(includeMetadataChanges: includeMetadataChanges, callback: listener)
     }
 
     /// The list's snapshots as an asynchronous sequence; ending the iteration removes the listener.

@@ -1,6 +1,4 @@
-public import DongneStore
-
-/// Why the library refused or failed a call.
+/// Why the library refused a call. (A failing store throws its own ``StoreError``.)
 public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
     /// `limit(toLast:)` needs `order(by:)` first, as in Firestore.
     case limitToLastRequiresOrder
@@ -16,8 +14,6 @@ public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
     case unknownMessage(DocumentID)
     /// Only a message's author can retract it.
     case notTheAuthor(DocumentID)
-    /// The local store failed.
-    case store(StoreError)
 
     /// One line for people.
     public var description: String {
@@ -30,7 +26,6 @@ public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
             "you can post only in your region's channel (\(region)), not in \(channel)"
         case .unknownMessage(let id): "no message \(id) in this channel"
         case .notTheAuthor(let id): "only its author can retract message \(id)"
-        case .store(let error): "\(error)"
         }
     }
 }

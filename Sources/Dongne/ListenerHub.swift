@@ -1,42 +1,104 @@
+import Foundation
+
 /// Where every listener of a node lives, and the executor their callbacks run on.
 ///
 /// **The listener contract.** Each sentence has a test in `Tests/DongneTests/ListenerContractTests.swift`.
 /// 1. The first snapshot delivers every matching document as `added`, also when there are none.
 /// 2. Later snapshots carry only what changed; applying `documentChanges` in order to the previous
-///    snapshot's documents gives the new snapshot's documents (see ``DocumentChange``).
+///    snapshot's documents gives the new snapshot's documents (see ``DocumentChange``) — exactly for a
+///    listener with `includeMetadataChanges`, and but for metadata for one without.
 /// 3. A document leaving the query's filter or window is `removed`; one entering it is `added`; one whose
 ///    report count or state changed while it stays is `modified`.
-/// 4. A local write reaches local listeners before the write call returns, with `hasPendingWrites == true`.
+/// 4. A local write reaches local listeners before the write call returns, with `hasPendingWrites == true`;
+///    this holds for every listener whose `addSnapshotListener` returned before the write started.
 /// 5. Changes of metadata alone are delivered only to listeners that asked with `includeMetadataChanges`.
 /// 6. `remove()` is idempotent and no callback runs after it returns.
 /// 7. Callbacks for one listener never overlap and arrive in order. All callbacks of a node run on this
 ///    actor, one at a time, so a callback should return quickly and hand longer work to its own task.
-/// 8. A query that cannot be run fails once: the listener gets `(nil, error)` and is removed.
+/// 8. A query Firestore would refuse throws from `addSnapshotListener` (and from `getDocuments`); a query
+///    that fails later, when the store fails, gives its listener `(nil, error)` once and removes it.
 ///
 /// Listeners registered with the same query share one ``Observer``, so a change is computed once however
 /// many listeners watch it.
 actor ListenerHub {
+    private enum Registered {
+        case messages(MessageQuery)
+        case channels
+    }
+
+    /// A listener added but not yet registered here: registration is queued synchronously, so that any
+    /// refresh that starts afterwards registers it first (sentence 4), and completed on this actor.
+    private enum Pending: Sendable {
+        case messages(
+            MessageQuery, includeMetadataChanges: Bool, ListenerRegistration,
+            @Sendable (QuerySnapshot<MessageSnapshot>?, (any Error)?) -> Void)
+        case channels(
+            includeMetadataChanges: Bool, ListenerRegistration,
+            @Sendable (QuerySnapshot<ChannelSnapshot>?, (any Error)?) -> Void)
+    }
+
     private let source: SnapshotSource
     private var messageObservers: [MessageQuery: Observer<MessageSnapshot>] = [:]
     private var channelObserver: Observer<ChannelSnapshot>?
-    private var queryOfRegistration: [ObjectIdentifier: MessageQuery] = [:]
+    private var registered: [UInt64: Registered] = [:]
     private var reconciledChannels: Set<ChannelID> = []
+    private nonisolated let pending = PendingQueue<Pending>()
 
     init(source: SnapshotSource) {
         self.source = source
     }
 
-    /// A registration that, once removed, is forgotten here too.
-    nonisolated func makeRegistration() -> ListenerRegistration {
-        ListenerRegistration { [weak self] identifier in
+    /// How many live queries are being observed (for tests).
+    var observerCount: Int { messageObservers.count + (channelObserver == nil ? 0 : 1) }
+
+    // MARK: Registering
+
+    /// Queues a message listener; its first snapshot follows from this actor.
+    nonisolated func listen(
+        to query: MessageQuery, includeMetadataChanges: Bool,
+        callback: @escaping @Sendable (QuerySnapshot<MessageSnapshot>?, (any Error)?) -> Void
+    ) -> ListenerRegistration {
+        let registration = makeRegistration()
+        pending.append(.messages(query, includeMetadataChanges: includeMetadataChanges, registration, callback))
+        Task { await admitPending() }
+        return registration
+    }
+
+    /// Queues a channel-list listener; its first snapshot follows from this actor.
+    nonisolated func listenToChannels(
+        includeMetadataChanges: Bool,
+        callback: @escaping @Sendable (QuerySnapshot<ChannelSnapshot>?, (any Error)?) -> Void
+    ) -> ListenerRegistration {
+        let registration = makeRegistration()
+        pending.append(.channels(includeMetadataChanges: includeMetadataChanges, registration, callback))
+        Task { await admitPending() }
+        return registration
+    }
+
+    private nonisolated func makeRegistration() -> ListenerRegistration {
+        ListenerRegistration { [weak self] id in
             guard let self else { return }
-            Task { await self.remove(identifier) }
+            Task { await self.remove(id) }
         }
     }
 
-    /// Registers a message listener and delivers its first snapshot.
-    func listen(
-        to query: MessageQuery, includeMetadataChanges: Bool, registration: ListenerRegistration,
+    /// Registers every queued listener and gives each its first snapshot.
+    private func admitPending() {
+        for entry in pending.drain() {
+            switch entry {
+            case .messages(let query, let includeMetadataChanges, let registration, let callback):
+                admit(
+                    query, includeMetadataChanges: includeMetadataChanges, registration: registration,
+                    callback: callback)
+            case .channels(let includeMetadataChanges, let registration, let callback):
+                admitChannelList(
+                    includeMetadataChanges: includeMetadataChanges, registration: registration, callback: callback)
+            }
+        }
+    }
+
+    private func admit(
+        _ query: MessageQuery, includeMetadataChanges: Bool, registration: ListenerRegistration,
         callback: @escaping @Sendable (QuerySnapshot<MessageSnapshot>?, (any Error)?) -> Void
     ) {
         guard !registration.isRemoved else { return }
@@ -45,18 +107,15 @@ actor ListenerHub {
             observer = existing
         } else {
             do { observer = try makeObserver(for: query) } catch {
-                registration.deliver { callback(nil, error) }
-                registration.remove()
-                return
+                return fail(registration) { callback(nil, error) }
             }
             messageObservers[query] = observer
         }
-        queryOfRegistration[ObjectIdentifier(registration)] = query
+        registered[registration.id] = .messages(query)
         observer.add(registration, includeMetadataChanges: includeMetadataChanges, callback: callback)
     }
 
-    /// Registers a channel-list listener and delivers its first snapshot.
-    func listenToChannels(
+    private func admitChannelList(
         includeMetadataChanges: Bool, registration: ListenerRegistration,
         callback: @escaping @Sendable (QuerySnapshot<ChannelSnapshot>?, (any Error)?) -> Void
     ) {
@@ -64,38 +123,51 @@ actor ListenerHub {
         if channelObserver == nil {
             do {
                 channelObserver = try Observer(
-                    compute: { [source, self] _ in try source.channels(isFromCache: self.isFromCacheAnywhere()) },
-                    isFromCache: { [self] in self.isFromCacheAnywhere() })
+                    compute: { [source, unowned self] _ in try source.channels(isFromCache: self.isFromCacheAnywhere())
+                    },
+                    isFromCache: { [unowned self] in self.isFromCacheAnywhere() })
             } catch {
-                registration.deliver { callback(nil, error) }
-                registration.remove()
-                return
+                return fail(registration) { callback(nil, error) }
             }
         }
+        registered[registration.id] = .channels
         channelObserver?.add(registration, includeMetadataChanges: includeMetadataChanges, callback: callback)
     }
 
+    private func fail(_ registration: ListenerRegistration, _ deliverError: () -> Void) {
+        registration.deliver(deliverError)
+        registration.remove()
+    }
+
     /// Forgets a removed listener, and its observer once nobody watches it.
-    func remove(_ registration: ObjectIdentifier) {
-        if let query = queryOfRegistration.removeValue(forKey: registration), let observer = messageObservers[query] {
-            observer.remove(registration)
+    private func remove(_ id: UInt64) {
+        switch registered.removeValue(forKey: id) {
+        case .messages(let query)?:
+            guard let observer = messageObservers[query] else { return }
+            observer.remove(id)
             if observer.isEmpty { messageObservers[query] = nil }
-        } else if let observer = channelObserver {
-            observer.remove(registration)
-            if observer.isEmpty { channelObserver = nil }
+        case .channels?:
+            channelObserver?.remove(id)
+            if channelObserver?.isEmpty == true { channelObserver = nil }
+        case nil:
+            break  // never admitted (removed while queued) or already gone with a failed observer
         }
     }
 
+    // MARK: Refreshing
+
     /// Recomputes every query on these channels, and the channel list, delivering what changed.
     func refresh(channels: Set<ChannelID>) {
+        admitPending()
         for (query, observer) in messageObservers where channels.contains(query.channel) {
             if !observer.refresh() { messageObservers[query] = nil }
         }
-        refreshChannelList()
+        if let observer = channelObserver, !observer.refresh() { channelObserver = nil }
     }
 
     /// Recomputes every query (after a block or unblock, which touches every channel).
     func refreshAll() {
+        admitPending()
         refresh(channels: Set(messageObservers.keys.map(\.channel)))
     }
 
@@ -113,13 +185,24 @@ actor ListenerHub {
 
     private func makeObserver(for query: MessageQuery) throws -> Observer<MessageSnapshot> {
         try Observer(
-            compute: { [source, self] previous in
+            compute: { [source, unowned self] previous in
                 try source.messages(query, previous: previous, isFromCache: self.isFromCache(query.channel))
             },
-            isFromCache: { [self] in self.isFromCache(query.channel) })
+            isFromCache: { [unowned self] in self.isFromCache(query.channel) })
     }
+}
 
-    private func refreshChannelList() {
-        if let observer = channelObserver, !observer.refresh() { channelObserver = nil }
+/// A queue behind a lock, filled from any thread and drained on the hub.
+final class PendingQueue<Element: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var elements: [Element] = []
+
+    func append(_ element: Element) { lock.withLock { elements.append(element) } }
+
+    func drain() -> [Element] {
+        lock.withLock {
+            defer { elements.removeAll() }
+            return elements
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The handle of a snapshot listener: Firestore's `ListenerRegistration`.
 ///
@@ -7,17 +8,24 @@ import Foundation
 /// listener. Dropping the handle does not remove the listener (as in Firestore); cancelling the task that
 /// iterates ``Query/snapshots(includeMetadataChanges:)`` does.
 public final class ListenerRegistration: Sendable {
+    /// Unique for the life of the process (an object address could come back for a later registration).
+    let id: UInt64
     private let gate = DeliveryGate()
-    private let onRemove: @Sendable (ObjectIdentifier) -> Void
+    private let onRemove: @Sendable (UInt64) -> Void
 
-    /// A registration whose removal calls `onRemove` once, with its own identifier.
-    init(onRemove: @escaping @Sendable (ObjectIdentifier) -> Void) {
+    private static let counter = Atomic<UInt64>(0)
+
+    /// A registration whose removal calls `onRemove` once, with its id.
+    init(onRemove: @escaping @Sendable (UInt64) -> Void) {
+        self.id = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         self.onRemove = onRemove
     }
 
-    /// Stops delivery to this listener.
+    /// Stops delivery to this listener. If its callback is running on another thread, this waits for it to
+    /// return (so call it from a callback, or from a thread that may wait, not while holding a lock the
+    /// callback needs).
     public func remove() {
-        if gate.close() { onRemove(ObjectIdentifier(self)) }
+        if gate.close() { onRemove(id) }
     }
 
     /// Whether ``remove()`` was called.

@@ -1,4 +1,4 @@
-public import DongneStore
+package import DongneStore
 import Foundation
 
 /// A dongne node: one identity, one store, the listeners of its user.
@@ -8,14 +8,16 @@ import Foundation
 public final class Node: Sendable {
     /// The configuration the node started with.
     public let configuration: Configuration
-    /// The node's local store.
-    public let store: Store
+    /// The node's local store. Programs go through the node, whose writes reach listeners; the store is for
+    /// the library itself and its tests.
+    package let store: Store
     /// The key that signs everything this node's user writes.
     package let identity: SigningKey
     let hub: ListenerHub
     let source: SnapshotSource
     let region: ChannelName?
     private let profile: LockedName
+    private let clock: MonotonicClock
 
     /// The public key of this node's user: who they are, whatever their display name.
     public var publicKey: PublicKey { identity.publicKey }
@@ -32,6 +34,7 @@ public final class Node: Sendable {
         self.store = store
         self.region = region
         self.profile = LockedName(configuration.displayName)
+        self.clock = MonotonicClock(configuration.clock)
         let policy = ModerationPolicy(reportThreshold: max(1, configuration.reportThreshold))
         source = SnapshotSource(store: store, viewer: identity.publicKey, policy: policy)
         hub = ListenerHub(source: source)
@@ -131,7 +134,7 @@ public final class Node: Sendable {
     /// Signs `body`, stores it as a pending local write, and shows it to local listeners, all before returning.
     func publish(_ body: DocumentBody) async throws -> Document {
         let document: Document
-        do { document = try Document.sign(body, created: configuration.clock.now(), by: identity) } catch {
+        do { document = try Document.sign(body, created: clock.next(), by: identity) } catch {
             throw DongneError.invalidDocument(error)
         }
         _ = try await store.insertLocal([document])
@@ -152,6 +155,24 @@ public final class Node: Sendable {
     }
 
     private static let displayNameSetting = "displayName"
+}
+
+/// The times of the documents a node signs: its clock, but never the same millisecond twice or backwards, so
+/// that its own writes keep the order they were made in (positions tie-break by random id otherwise).
+private final class MonotonicClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private let clock: NodeClock
+    private var last: UInt64 = 0
+
+    init(_ clock: NodeClock) { self.clock = clock }
+
+    func next() -> UInt64 {
+        let now = clock.now()
+        return lock.withLock {
+            last = max(now, last + 1)
+            return last
+        }
+    }
 }
 
 /// The current display name, readable from any thread.

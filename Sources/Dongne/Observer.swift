@@ -16,7 +16,7 @@ final class Observer<Document: SnapshotDocument> {
     private let compute: Compute
     private let isFromCache: () -> Bool
     private(set) var documents: [Document]
-    private var subscribers: [ObjectIdentifier: Subscriber] = [:]
+    private var subscribers: [UInt64: Subscriber] = [:]
 
     /// Computes the first results.
     init(compute: @escaping Compute, isFromCache: @escaping () -> Bool) throws {
@@ -38,7 +38,7 @@ final class Observer<Document: SnapshotDocument> {
         callback: @escaping @Sendable (QuerySnapshot<Document>?, (any Error)?) -> Void
     ) {
         let metadata = metadata
-        subscribers[ObjectIdentifier(registration)] = Subscriber(
+        subscribers[registration.id] = Subscriber(
             registration: registration, includeMetadataChanges: includeMetadataChanges, callback: callback,
             deliveredMetadata: metadata)
         let changes = documents.enumerated().map {
@@ -48,7 +48,7 @@ final class Observer<Document: SnapshotDocument> {
         registration.deliver { callback(snapshot, nil) }
     }
 
-    func remove(_ registration: ObjectIdentifier) {
+    func remove(_ registration: UInt64) {
         subscribers[registration] = nil
     }
 

@@ -110,14 +110,7 @@ public struct Query: Sendable {
         _ listener: @escaping @Sendable (QuerySnapshot<MessageSnapshot>?, (any Error)?) -> Void
     ) throws -> ListenerRegistration {
         let spec = try validated()
-        let hub = node.hub
-        let registration = hub.makeRegistration()
-        Task {
-            await hub.listen(
-                to: spec, includeMetadataChanges: includeMetadataChanges, registration: registration, callback: listener
-            )
-        }
-        return registration
+        return node.hub.listen(to: spec, includeMetadataChanges: includeMetadataChanges, callback: listener)
     }
 
     /// The query's snapshots as an asynchronous sequence; ending the iteration (or cancelling its task)

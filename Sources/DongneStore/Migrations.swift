@@ -1,3 +1,5 @@
+import DongneCore
+
 /// The schema, as a list of migrations. `PRAGMA user_version` holds how many have run; each runs once, in order,
 /// inside one transaction with the version bump, so a crash leaves the file at one version or the next.
 enum Migrations {
@@ -76,6 +78,11 @@ enum Migrations {
         CREATE TABLE blob_chunks (hash BLOB PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
         """
     ]
+
+    /// A short hash of every migration's text: changes whenever the schema does.
+    static var fingerprint: String {
+        String(BLAKE2b.hash256(Array(all.joined(separator: "\n").utf8)).hex.prefix(16))
+    }
 
     /// Brings the database up to the latest version; refuses a file written by a newer dongne.
     static func apply(to connection: Connection) throws(StoreError) {

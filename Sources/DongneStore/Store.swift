@@ -50,6 +50,9 @@ public final class Store: Sendable {
     /// Finishes queued writes and refuses new ones. Reads keep working until the store is released.
     public func close() { writer.stop() }
 
+    /// A short hash of the schema's migrations, for caches of store files (benchmark fixtures).
+    public static var schemaFingerprint: String { Migrations.fingerprint }
+
     /// What the writer has committed so far.
     public var statistics: StoreStatistics { writer.statistics }
 

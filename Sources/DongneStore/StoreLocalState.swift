@@ -1,5 +1,5 @@
-import Foundation
 public import DongneCore
+import Foundation
 
 /// What is local and private to this node: the block list, joined channels, unacknowledged writes and settings.
 /// None of it is ever sent.

@@ -24,7 +24,7 @@ public struct ChannelRow: Hashable, Sendable {
     public let description: String?
     /// Whether the user joined it.
     public let isJoined: Bool
-    /// When its newest message was created, if it has any.
+    /// When its newest message was created, if it has any (retracted messages and blocked authors aside).
     public let lastMessageCreated: UInt64?
 }
 
@@ -58,7 +58,7 @@ extension Store {
     ) -> (String, [SQLValue], reversed: Bool) {
         var conditions = [
             "s.channel = ?", "s.retracted = 0", "NOT EXISTS (SELECT 1 FROM blocks AS b WHERE b.author = s.author)",
-            "NOT EXISTS (SELECT 1 FROM reports AS r WHERE r.message = s.id AND r.reporter = ?)",
+            "NOT EXISTS (SELECT 1 FROM reports AS r WHERE r.message = s.id AND r.reporter = ? AND r.channel = s.channel)",
         ]
         var values: [SQLValue] = [.blob(query.channel.bytes), .blob(viewer.bytes)]
         if let isActive = query.isActive {
@@ -120,7 +120,9 @@ extension Store {
             let statement = try connection.statement(
                 """
                 SELECT c.id, coalesce(j.name, i.name), i.description, j.id IS NOT NULL,
-                       (SELECT max(created) FROM message_state AS s WHERE s.channel = c.id)
+                       (SELECT max(s.created) FROM message_state AS s
+                        WHERE s.channel = c.id AND s.retracted = 0
+                          AND NOT EXISTS (SELECT 1 FROM blocks AS b WHERE b.author = s.author))
                 FROM (SELECT id FROM joined_channels UNION SELECT id FROM channel_info) AS c
                 LEFT JOIN joined_channels AS j ON j.id = c.id LEFT JOIN channel_info AS i ON i.id = c.id
                 ORDER BY 2, 1

@@ -13,9 +13,12 @@ enum ThreadFixture {
 
     static var directory: String { FileManager.default.currentDirectoryPath + "/.build/bench/thread-1m" }
 
+    /// The marker of a finished fixture names the schema it was made with; another schema makes it again.
+    static var marker: String { directory + "/complete-" + Store.schemaFingerprint }
+
     /// Makes the fixture if it is not there yet, in a child process running `dongne-bench make-thread-fixture`.
     static func ensure() throws {
-        if FileManager.default.fileExists(atPath: directory + "/complete") { return }
+        if FileManager.default.fileExists(atPath: marker) { return }
         print("making \(directory) (1,000,000 signed messages; once)…")
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).absoluteURL
@@ -40,11 +43,12 @@ enum ThreadFixture {
             }
         }
         store.close()
-        _ = FileManager.default.createFile(atPath: directory + "/complete", contents: Data())
+        _ = FileManager.default.createFile(atPath: marker, contents: Data())
     }
 
     /// Signs a range of messages on every core.
-    private static func sign(_ range: Range<Int>, channel: ChannelID, authors: [SigningKey]) async throws -> [Document] {
+    private static func sign(_ range: Range<Int>, channel: ChannelID, authors: [SigningKey]) async throws -> [Document]
+    {
         try await withThrowingTaskGroup(of: [Document].self) { group in
             let half = range.lowerBound + range.count / 2
             for part in [range.lowerBound..<half, half..<range.upperBound] {
@@ -52,7 +56,8 @@ enum ThreadFixture {
                     try part.map { index in
                         let body = DocumentBody.message(
                             Message(channel: channel, senderName: "이웃 \(index % 50)", content: .text("메시지 \(index)")))
-                        return try Document.sign(body, created: 1_700_000_000_000 + UInt64(index) * 1_000, by: authors[index % 50])
+                        return try Document.sign(
+                            body, created: 1_700_000_000_000 + UInt64(index) * 1_000, by: authors[index % 50])
                     }
                 }
             }

@@ -6,19 +6,55 @@ protocol Console: Sendable {
     func write(_ line: ConsoleLine)
     /// Changes the prompt shown before the line being typed (only a terminal shows one).
     func setPrompt(_ prompt: String)
+    /// Returns once everything written so far is out.
+    func flush()
 }
 
 /// Output to standard output, line by line: for pipes, files and `--json`.
+///
+/// Lines go through a queue to a writer thread of their own, so that a reader who stops reading (a paused
+/// pager) blocks that thread only, never the node's listener executor, which writes here from callbacks.
 final class StreamConsole: Console, @unchecked Sendable {
     private let json: Bool
-    private let lock = NSLock()
+    private let condition = NSCondition()
+    private var queue: [String] = []
+    private var writing = false
 
-    init(json: Bool) { self.json = json }
+    init(json: Bool) {
+        self.json = json
+        Thread.detachNewThread { [self] in run() }
+    }
 
     func write(_ line: ConsoleLine) {
-        let text = (json ? line.json : line.text) + "\n"
-        lock.withLock { FileHandle.standardOutput.write(Data(text.utf8)) }
+        condition.withLock {
+            queue.append((json ? line.json : line.text) + "\n")
+            condition.broadcast()
+        }
     }
 
     func setPrompt(_ prompt: String) {}
+
+    func flush() {
+        condition.withLock {
+            while !queue.isEmpty || writing { condition.wait() }
+        }
+    }
+
+    private func run() {
+        while true {
+            let batch: [String] = condition.withLock {
+                while queue.isEmpty { condition.wait() }
+                defer {
+                    queue.removeAll()
+                    writing = true
+                }
+                return queue
+            }
+            FileHandle.standardOutput.write(Data(batch.joined().utf8))
+            condition.withLock {
+                writing = false
+                condition.broadcast()
+            }
+        }
+    }
 }

@@ -4,13 +4,16 @@ import Dongne
 /// known key goes by it. Names are labels anyone can take, so an ambiguous name is refused with the candidates.
 enum People {
     /// The key `query` names among `known` (key → display name), or a one-line explanation.
+    ///
+    /// Both readings count at once: a fingerprint prefix (four characters or more) and an exact name. Keys are
+    /// cheap to grind, so someone could make one whose fingerprint starts with another person's name; when
+    /// the two readings point at different keys the query is refused with every candidate.
     static func resolve(_ query: String, among known: [PublicKey: String]) -> Result<PublicKey, CommandError> {
         let prefix = query.lowercased()
-        let byFingerprint = known.keys.filter { $0.fingerprint.full.hasPrefix(prefix) }
-        if prefix.count >= 4, byFingerprint.count == 1 { return .success(byFingerprint[0]) }
+        let byFingerprint = prefix.count >= 4 ? known.keys.filter { $0.fingerprint.full.hasPrefix(prefix) } : []
         let byName = known.filter { $0.value == query }.map(\.key)
-        if byName.count == 1 { return .success(byName[0]) }
-        let candidates = (byName.isEmpty ? byFingerprint : byName).sorted()
+        let candidates = Set(byFingerprint + byName).sorted()
+        if candidates.count == 1 { return .success(candidates[0]) }
         guard candidates.isEmpty else {
             let list = candidates.map { "\($0.fingerprint.short) (\(known[$0] ?? "?"))" }.joined(separator: ", ")
             return .failure(CommandError("\(query) could be any of: \(list); use a longer fingerprint prefix"))

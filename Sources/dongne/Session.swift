@@ -151,7 +151,7 @@ final class Session: @unchecked Sendable {
         let key = try resolve(query)
         guard key != node.publicKey else { throw CommandError("you cannot block yourself") }
         try await node.block(key)
-        console.write(.notice("blocked \(key.fingerprint.short)"))
+        console.write(.notice("blocked \(key.fingerprint.short) (\(try node.knownAuthors()[key] ?? "?"))"))
     }
 
     private func unblock(_ query: String) async throws {
@@ -159,7 +159,7 @@ final class Session: @unchecked Sendable {
         for key in try node.blockedAuthors() where candidates[key] == nil { candidates[key] = "?" }
         let key = try People.resolve(query, among: candidates).get()
         try await node.unblock(key)
-        console.write(.notice("unblocked \(key.fingerprint.short)"))
+        console.write(.notice("unblocked \(key.fingerprint.short) (\(candidates[key] ?? "?"))"))
     }
 
     private func listBlocks() throws {

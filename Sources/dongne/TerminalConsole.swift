@@ -14,18 +14,31 @@ final class TerminalConsole: Console, @unchecked Sendable {
     private var promptChanged = false
     private let wake: (read: Int32, write: Int32)
     private let json: Bool
+    private var stopping = false
+    private let finished = DispatchSemaphore(value: 0)
 
-    init(json: Bool) {
+    /// A console on the terminal; nil if its wake pipe cannot be made. Call ``useUTF8Characters()`` first.
+    init?(json: Bool) {
         var descriptors: [Int32] = [0, 0]
-        pipe(&descriptors)
+        guard pipe(&descriptors) == 0 else { return nil }
+        for descriptor in descriptors { _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK) }
         wake = (descriptors[0], descriptors[1])
         self.json = json
+    }
+
+    /// Prints what is still queued, gives the terminal back in its normal mode, and ends the terminal thread.
+    func finish() {
+        lock.withLock { stopping = true }
+        signal()
+        _ = finished.wait(timeout: .now() + 5)
     }
 
     func write(_ line: ConsoleLine) {
         lock.withLock { pending.append(json ? line.json : line.text) }
         signal()
     }
+
+    func flush() {}
 
     func setPrompt(_ prompt: String) {
         lock.withLock {
@@ -41,6 +54,7 @@ final class TerminalConsole: Console, @unchecked Sendable {
             let thread = Thread { [self] in
                 runEditor { continuation.yield($0) }
                 continuation.finish()
+                finished.signal()
             }
             thread.name = "dongne-terminal"
             thread.start()
@@ -54,7 +68,6 @@ final class TerminalConsole: Console, @unchecked Sendable {
 
     /// The terminal thread's loop.
     private func runEditor(_ deliver: (String) -> Void) {
-        Self.useUTF8Characters()
         using_history()
         installHandler()
         defer { rl_callback_handler_remove() }
@@ -62,8 +75,14 @@ final class TerminalConsole: Console, @unchecked Sendable {
             pollfd(fd: 0, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
         ]
         while true {
-            guard poll(&descriptors, 2, -1) >= 0 || errno == EINTR else { return }
-            if descriptors[1].revents != 0 { drainOutput() }
+            if poll(&descriptors, 2, -1) < 0 {
+                if errno == EINTR { continue }  // a signal (SIGWINCH on a resize): revents are stale
+                return
+            }
+            if descriptors[1].revents != 0 {
+                drainOutput()
+                if lock.withLock({ stopping }) { return }
+            }
             guard descriptors[0].revents != 0 else { continue }
             rl_callback_read_char()
             let lines = TerminalConsole.entered
@@ -89,7 +108,8 @@ final class TerminalConsole: Console, @unchecked Sendable {
 
     /// libedit decodes the prompt and the keys typed with the C library's multibyte functions, which fail on
     /// Korean (and crash libedit) in the "C" locale: use the environment's locale if it is UTF-8, else C.UTF-8.
-    private static func useUTF8Characters() {
+    /// Call it at the start of the program (setlocale is not thread-safe).
+    static func useUTF8Characters() {
         setlocale(LC_CTYPE, "")
         if String(cString: nl_langinfo(nl_item(CODESET))) != "UTF-8" { setlocale(LC_CTYPE, "C.UTF-8") }
     }

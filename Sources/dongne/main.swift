@@ -34,6 +34,7 @@ let node: Node
 do { node = try await Node.start(configuration) } catch { fail("\(error)", status: 1) }
 
 let interactive = isatty(0) == 1 && isatty(1) == 1 && !options.json
+if interactive { TerminalConsole.useUTF8Characters() }
 let terminal = interactive ? TerminalConsole(json: false) : nil
 let console: any Console = terminal ?? StreamConsole(json: options.json)
 let session = Session(node: node, console: console)
@@ -50,5 +51,7 @@ for await line in terminal?.lines() ?? PipedInput.lines() {
     guard await session.handle(line) else { break }
 }
 session.close()
+terminal?.finish()
+console.flush()
 await node.stop()
 exit(0)

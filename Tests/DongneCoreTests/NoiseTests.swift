@@ -1,5 +1,6 @@
-@testable import DongneCore
 import Testing
+
+@testable import DongneCore
 
 @Suite struct NoiseTests {
     static let psk = [UInt8](repeating: 0x70, count: 32)
@@ -41,7 +42,9 @@ import Testing
                 var failed = false
                 for index in 0...messageIndex {
                     var message = writer ? try initiator.writeMessage([7, 7]) : try responder.writeMessage([7, 7])
-                    if index == messageIndex { message[Int.random(in: message.indices)] ^= 1 << UInt8.random(in: 0..<8) }
+                    if index == messageIndex {
+                        message[Int.random(in: message.indices)] ^= 1 << UInt8.random(in: 0..<8)
+                    }
                     do {
                         _ = writer ? try responder.readMessage(message) : try initiator.readMessage(message)
                     } catch { failed = true }
@@ -86,7 +89,10 @@ import Testing
         _ = try receiver.decrypt(try sender.encrypt([1]))
         sender.rekey()
         #expect(throws: NoiseError.decryptionFailed) { try receiver.decrypt(try sender.encrypt([2])) }
-        var (rekeyedSender, rekeyedReceiver) = (NoiseCipherState(key: [UInt8](repeating: 5, count: 32)), NoiseCipherState(key: [UInt8](repeating: 5, count: 32)))
+        var (rekeyedSender, rekeyedReceiver) = (
+            NoiseCipherState(key: [UInt8](repeating: 5, count: 32)),
+            NoiseCipherState(key: [UInt8](repeating: 5, count: 32))
+        )
         rekeyedSender.rekey()
         rekeyedReceiver.rekey()
         #expect(try rekeyedReceiver.decrypt(try rekeyedSender.encrypt([3])) == [3])
@@ -107,7 +113,9 @@ import Testing
     @Test func hmacBLAKE2bMatchesRFC2104Construction() {
         // HMAC with a key longer than the block is computed over the key's hash: both forms must agree.
         let longKey = [UInt8](repeating: 0x0b, count: 200)
-        #expect(NoiseSymmetricState.hmac(key: longKey, data: [1]) == NoiseSymmetricState.hmac(key: Sodium.blake2b512(longKey), data: [1]))
+        #expect(
+            NoiseSymmetricState.hmac(key: longKey, data: [1])
+                == NoiseSymmetricState.hmac(key: Sodium.blake2b512(longKey), data: [1]))
         #expect(NoiseSymmetricState.hmac(key: [1], data: [2]).count == 64)
     }
 }

@@ -1,6 +1,7 @@
-@testable import DongneCore
 import Foundation
 import Testing
+
+@testable import DongneCore
 
 /// The published Noise_XXpsk3_25519_ChaChaPoly_BLAKE2b vector (cacophony's, as rweather/noise-c publishes it):
 /// with the vector's keys, every handshake and transport message must come out byte for byte.
@@ -40,20 +41,25 @@ import Testing
             #expect(vector.protocol_name == NoiseHandshake.protocolName)
             var initiator = NoiseHandshake(
                 role: .initiator, prologue: Self.bytes(vector.init_prologue),
-                staticKey: NoiseKeyPair(privateKey: Self.bytes(vector.init_static)), psk: Self.bytes(vector.init_psks[0]),
+                staticKey: NoiseKeyPair(privateKey: Self.bytes(vector.init_static)),
+                psk: Self.bytes(vector.init_psks[0]),
                 ephemeral: NoiseKeyPair(privateKey: Self.bytes(vector.init_ephemeral)))
             var responder = NoiseHandshake(
                 role: .responder, prologue: Self.bytes(vector.resp_prologue),
-                staticKey: NoiseKeyPair(privateKey: Self.bytes(vector.resp_static)), psk: Self.bytes(vector.resp_psks[0]),
+                staticKey: NoiseKeyPair(privateKey: Self.bytes(vector.resp_static)),
+                psk: Self.bytes(vector.resp_psks[0]),
                 ephemeral: NoiseKeyPair(privateKey: Self.bytes(vector.resp_ephemeral)))
-            var transports: (initiator: (NoiseCipherState, NoiseCipherState), responder: (NoiseCipherState, NoiseCipherState))?
+            var transports:
+                (initiator: (NoiseCipherState, NoiseCipherState), responder: (NoiseCipherState, NoiseCipherState))?
             for (index, message) in vector.messages.enumerated() {
                 let payload = Self.bytes(message.payload)
                 let fromInitiator = index % 2 == 0
                 let ciphertext: [UInt8]
                 if index < 3 {
-                    ciphertext = fromInitiator ? try initiator.writeMessage(payload) : try responder.writeMessage(payload)
-                    let read = fromInitiator ? try responder.readMessage(ciphertext) : try initiator.readMessage(ciphertext)
+                    ciphertext =
+                        fromInitiator ? try initiator.writeMessage(payload) : try responder.writeMessage(payload)
+                    let read =
+                        fromInitiator ? try responder.readMessage(ciphertext) : try initiator.readMessage(ciphertext)
                     #expect(read == payload)
                     if index == 2 {
                         #expect(Hex.encode(initiator.handshakeHash) == vector.handshake_hash)

@@ -23,7 +23,10 @@ import Testing
             #expect(SnapshotDiff.apply(changes, to: old) == new)
             let removals = changes.prefix { $0.type == .removed }
             #expect(changes.dropFirst(removals.count).allSatisfy { $0.type != .removed }, "removals come first")
-            #expect(changes.filter { $0.type == .modified }.allSatisfy { old.contains($0.document) == false || $0.oldIndex != $0.newIndex })
+            #expect(
+                changes.filter { $0.type == .modified }.allSatisfy {
+                    old.contains($0.document) == false || $0.oldIndex != $0.newIndex
+                })
         }
     }
 

@@ -95,6 +95,17 @@ import Testing
         registration.remove()
     }
 
+    @Test func aWriteRightAfterAddingAListenerReachesItBeforeTheWriteReturns() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try seoul.messages.addSnapshotListener(recorder.callback)
+        let id = try await seoul.send(.text("바로"))  // no waiting for the first snapshot
+        #expect(recorder.last?.documents.map(\.id) == [id])
+        registration.remove()
+    }
+
     // 5. Changes of metadata alone are delivered only to listeners that asked for them.
     @Test func metadataOnlyChangesReachOnlyListenersThatAskedForThem() async throws {
         let test = try await TestNode.start()
@@ -142,11 +153,13 @@ import Testing
         let callback = recorder.callback
         holder.registration = try seoul.messages.addSnapshotListener { snapshot, error in
             callback(snapshot, error)
-            holder.registration?.remove()
+            if (snapshot?.count ?? 0) > 0 { holder.registration?.remove() }  // removes itself on its second snapshot
         }
         #expect(await recorder.waitFor(1))
         try await seoul.send(.text("하나"))
-        #expect(recorder.count == 1)
+        try await seoul.send(.text("둘"))
+        #expect(recorder.count == 2)
+        #expect(holder.registration?.isRemoved == true)
     }
 
     @Test func removeWaitsForACallbackInProgressOnAnotherThread() async throws {
@@ -193,7 +206,29 @@ import Testing
         registration.remove()
     }
 
-    // 8. A query that cannot be run fails once, with a clear error.
+    // 8. … a query that fails later, when the store fails, gives its listener (nil, error) once and is removed.
+    @Test func aStoreFailureReachesTheListenerOnceAndRemovesIt() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try seoul.messages.addSnapshotListener(recorder.callback)
+        #expect(await recorder.waitFor(1))
+        // Break the store under the node: the listener's query reads this table.
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        sqlite.arguments = [test.node.storePath, "DROP TABLE pending_writes"]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        try await test.node.receive(try Others.message("after", by: Others.bob, in: seoul, at: 1))
+        try await test.node.receive(try Others.message("later", by: Others.bob, in: seoul, at: 2))
+        #expect(recorder.errorMessages.count == 1)
+        #expect(recorder.errorMessages.first?.contains("no such table") == true)
+        #expect(recorder.count == 1)
+        #expect(registration.isRemoved)
+    }
+
+    // 8. A query Firestore would refuse throws, with a clear error.
     @Test func queriesFirestoreWouldRefuseThrowClearErrors() async throws {
         let test = try await TestNode.start()
         defer { test.stop() }
@@ -213,8 +248,15 @@ import Testing
     }
 }
 
+/// A registration handed to its own callback, behind a lock.
 final class RegistrationHolder: @unchecked Sendable {
-    var registration: ListenerRegistration?
+    private let lock = NSLock()
+    private var stored: ListenerRegistration?
+
+    var registration: ListenerRegistration? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
 }
 
 /// An ordered list of events from several threads, with waiting for one of them.

@@ -45,11 +45,15 @@ import Testing
 
         let task = Task {
             var count = 0
-            for try await _ in seoul.messages.snapshots() { count += 1 }
+            for try await _ in seoul.messages.whereField(.isActive, isEqualTo: true).snapshots() { count += 1 }
             return count
         }
+        for _ in 0..<100_000 where await test.node.hub.observerCount < 2 { await Task.yield() }
+        #expect(await test.node.hub.observerCount == 2, "both sequences are listening")
         task.cancel()
-        #expect(try await task.value <= 1, "cancellation ends the sequence")
+        _ = try await task.value
+        for _ in 0..<100_000 where await test.node.hub.observerCount > 1 { await Task.yield() }
+        #expect(await test.node.hub.observerCount == 1, "the cancelled sequence removed its listener")
     }
 
     @Test func theChannelListFollowsJoinsLeavesChannelDocumentsAndNewMessages() async throws {

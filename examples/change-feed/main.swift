@@ -10,7 +10,8 @@ import Foundation
 let arguments = Array(CommandLine.arguments.dropFirst())
 let demo = arguments.contains("--demo")
 let dataIndex = arguments.firstIndex(of: "--data")
-let directory = dataIndex.flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+let directory =
+    dataIndex.flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
     ?? (demo ? NSTemporaryDirectory() + "change-feed-" + UUID().uuidString : Configuration.defaultDataDirectory)
 let channelName = arguments.last { !$0.hasPrefix("--") && $0 != directory } ?? "서울특별시"
 
@@ -28,7 +29,8 @@ let printed = Counter()
 // The last two messages, oldest first: watch messages enter and leave the window.
 let registration = try channel.messages.order(by: .created).limit(toLast: 2).addSnapshotListener { snapshot, error in
     guard let snapshot else { return print("error: \(error.map { "\($0)" } ?? "?")") }
-    print("snapshot \(printed.next()): \(snapshot.count) messages, pending writes: \(snapshot.metadata.hasPendingWrites)")
+    print(
+        "snapshot \(printed.next()): \(snapshot.count) messages, pending writes: \(snapshot.metadata.hasPendingWrites)")
     for change in snapshot.documentChanges {
         let type = "\(change.type)".padding(toLength: 8, withPad: " ", startingAt: 0)
         print("  \(type) old \(change.oldIndex)  new \(change.newIndex)  \(text(change.document))")
@@ -53,7 +55,11 @@ final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
 
-    func next() -> Int { lock.withLock { count += 1; return count } }
+    func next() -> Int {
+        lock.withLock {
+            count += 1; return count
+        }
+    }
 
     func waitFor(_ target: Int) async throws {
         while lock.withLock({ count }) < target { try await Task.sleep(for: .milliseconds(5)) }

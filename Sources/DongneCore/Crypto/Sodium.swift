@@ -125,7 +125,8 @@ enum Sodium {
     }
 
     /// ChaCha20-Poly1305 (IETF, 96-bit nonce) encryption: ciphertext followed by the 16-byte tag.
-    static func chachaPolyEncrypt(key: [UInt8], nonce: [UInt8], associatedData: [UInt8], plaintext: [UInt8]) -> [UInt8] {
+    static func chachaPolyEncrypt(key: [UInt8], nonce: [UInt8], associatedData: [UInt8], plaintext: [UInt8]) -> [UInt8]
+    {
         ensureInitialised()
         var ciphertext = [UInt8](repeating: 0, count: plaintext.count + 16)
         var length: UInt64 = 0
@@ -136,7 +137,9 @@ enum Sodium {
     }
 
     /// ChaCha20-Poly1305 (IETF) decryption; nil when the tag does not match.
-    static func chachaPolyDecrypt(key: [UInt8], nonce: [UInt8], associatedData: [UInt8], ciphertext: [UInt8]) -> [UInt8]? {
+    static func chachaPolyDecrypt(
+        key: [UInt8], nonce: [UInt8], associatedData: [UInt8], ciphertext: [UInt8]
+    ) -> [UInt8]? {
         ensureInitialised()
         guard ciphertext.count >= 16 else { return nil }
         var plaintext = [UInt8](repeating: 0, count: ciphertext.count - 16)

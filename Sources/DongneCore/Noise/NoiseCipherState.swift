@@ -30,8 +30,9 @@ public struct NoiseCipherState: Sendable, Equatable {
     public mutating func decrypt(_ ciphertext: [UInt8], associatedData: [UInt8] = []) throws(NoiseError) -> [UInt8] {
         guard let key else { return ciphertext }
         guard nonce < .max else { throw .nonceExhausted }
-        guard let plaintext = Sodium.chachaPolyDecrypt(
-            key: key, nonce: Self.nonceBytes(nonce), associatedData: associatedData, ciphertext: ciphertext)
+        guard
+            let plaintext = Sodium.chachaPolyDecrypt(
+                key: key, nonce: Self.nonceBytes(nonce), associatedData: associatedData, ciphertext: ciphertext)
         else { throw .decryptionFailed }
         nonce += 1
         return plaintext
@@ -39,16 +40,21 @@ public struct NoiseCipherState: Sendable, Equatable {
 
     /// Decrypts with an explicit nonce, without touching the counter: for datagrams, which carry their nonce
     /// and arrive in any order (the caller keeps the replay window).
-    public func decrypt(_ ciphertext: [UInt8], nonce explicit: UInt64, associatedData: [UInt8] = []) throws(NoiseError) -> [UInt8] {
+    public func decrypt(
+        _ ciphertext: [UInt8], nonce explicit: UInt64, associatedData: [UInt8] = []
+    ) throws(NoiseError) -> [UInt8] {
         guard let key else { throw .decryptionFailed }
-        guard let plaintext = Sodium.chachaPolyDecrypt(
-            key: key, nonce: Self.nonceBytes(explicit), associatedData: associatedData, ciphertext: ciphertext)
+        guard
+            let plaintext = Sodium.chachaPolyDecrypt(
+                key: key, nonce: Self.nonceBytes(explicit), associatedData: associatedData, ciphertext: ciphertext)
         else { throw .decryptionFailed }
         return plaintext
     }
 
     /// Encrypts with an explicit nonce, without touching the counter: the datagram counterpart.
-    public func encrypt(_ plaintext: [UInt8], nonce explicit: UInt64, associatedData: [UInt8] = []) throws(NoiseError) -> [UInt8] {
+    public func encrypt(
+        _ plaintext: [UInt8], nonce explicit: UInt64, associatedData: [UInt8] = []
+    ) throws(NoiseError) -> [UInt8] {
         guard let key else { throw .decryptionFailed }
         return Sodium.chachaPolyEncrypt(
             key: key, nonce: Self.nonceBytes(explicit), associatedData: associatedData, plaintext: plaintext)

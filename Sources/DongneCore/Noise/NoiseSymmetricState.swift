@@ -7,7 +7,8 @@ struct NoiseSymmetricState: Sendable {
     /// InitializeSymmetric(protocolName).
     init(protocolName: String) {
         let name = Array(protocolName.utf8)
-        handshakeHash = name.count <= 64 ? name + [UInt8](repeating: 0, count: 64 - name.count) : Sodium.blake2b512(name)
+        handshakeHash =
+            name.count <= 64 ? name + [UInt8](repeating: 0, count: 64 - name.count) : Sodium.blake2b512(name)
         chainingKey = handshakeHash
     }
 

@@ -1,0 +1,34 @@
+import Dongne
+import Testing
+
+@testable import dongne
+
+/// How the REPL turns what a user typed into a key: names are labels, and a ground key must not win.
+@Suite struct PeopleTests {
+    static let mike = SigningKey(seed: [UInt8](repeating: 0x31, count: 32))!.publicKey
+    static let other = SigningKey(seed: [UInt8](repeating: 0x32, count: 32))!.publicKey
+
+    @Test func aNameThatIsAlsoAnotherKeysFingerprintPrefixIsRefused() {
+        // The other key's fingerprint starts with what mike is called: as if someone ground a look-alike key.
+        let lookAlike = String(Self.other.fingerprint.full.prefix(5))
+        let known = [Self.mike: lookAlike, Self.other: "someone"]
+        guard case .failure(let error) = People.resolve(lookAlike, among: known) else {
+            Issue.record("an ambiguous query resolved")
+            return
+        }
+        #expect(
+            error.message.contains(Self.mike.fingerprint.short) && error.message.contains(Self.other.fingerprint.short))
+    }
+
+    @Test func aUniqueNameOrALongEnoughPrefixResolves() throws {
+        let known = [Self.mike: "mike", Self.other: "지수"]
+        #expect(try People.resolve("지수", among: known).get() == Self.other)
+        #expect(try People.resolve(String(Self.mike.fingerprint.full.prefix(6)), among: known).get() == Self.mike)
+        #expect(throws: CommandError.self) { try People.resolve("abc", among: known).get() }
+    }
+
+    @Test func distinctKeysShowTheirShortFingerprint() {
+        let shown = People.displayedFingerprint(of: Self.mike, among: [Self.mike, Self.other])
+        #expect(shown == Self.mike.fingerprint.short)
+    }
+}
