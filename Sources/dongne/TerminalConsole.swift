@@ -81,7 +81,10 @@ final class TerminalConsole: Console, @unchecked Sendable {
             }
             if descriptors[1].revents != 0 {
                 drainOutput()
-                if lock.withLock({ stopping }) { return }
+                if lock.withLock({ stopping }) {
+                    FileHandle.standardOutput.write(Data("\r\u{1b}[2K".utf8))  // no prompt left behind
+                    return
+                }
             }
             guard descriptors[0].revents != 0 else { continue }
             rl_callback_read_char()
