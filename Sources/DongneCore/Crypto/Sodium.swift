@@ -150,6 +150,21 @@ enum Sodium {
         return result == 0 ? plaintext : nil
     }
 
+    // MARK: Password hashing
+
+    /// Argon2id13 (crypto_pwhash) of `passphrase` with a 16-byte `salt`, at libsodium's "interactive" limits
+    /// (2 passes, 64 MiB); nil if the memory cannot be had.
+    static func argon2id(_ passphrase: [UInt8], salt: [UInt8], length: Int) -> [UInt8]? {
+        ensureInitialised()
+        precondition(salt.count == Int(crypto_pwhash_saltbytes()), "Argon2id salts are 16 bytes")
+        var output = [UInt8](repeating: 0, count: length)
+        let result = crypto_pwhash(
+            &output, UInt64(length), passphrase.map { CChar(bitPattern: $0) }, UInt64(passphrase.count), salt,
+            UInt64(crypto_pwhash_opslimit_interactive()), crypto_pwhash_memlimit_interactive(),
+            crypto_pwhash_alg_argon2id13())
+        return result == 0 ? output : nil
+    }
+
     // MARK: Randomness and memory
 
     /// BLAKE2b-256 of `prefix` ‖ `bytes`.

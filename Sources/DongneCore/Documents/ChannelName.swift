@@ -34,6 +34,9 @@ public struct ChannelName: Hashable, Sendable, CustomStringConvertible {
     /// The normalised name.
     public var description: String { value }
 
+    /// Unicode NFC of `text`, nothing trimmed.
+    static func nfc(_ text: String) -> String { text.precomposedStringWithCanonicalMapping }
+
     private static func normalize(_ name: String) -> String {
         name.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines)
     }
