@@ -33,15 +33,18 @@ let package = Package(
 
         // Tools: the protocol's test vectors, the benchmarks, and the crash-safety probe the store tests drive.
         .target(name: "DongneVectors", dependencies: ["DongneCore"]),
+        .target(name: "DongneSimulation", dependencies: ["DongneCore"]),
         .executableTarget(name: "dongne-vectors", dependencies: ["DongneVectors"]),
-        .executableTarget(name: "dongne-bench", dependencies: ["Dongne", "DongneCore", "DongneStore", "CSodium"]),
+        .executableTarget(
+            name: "dongne-bench", dependencies: ["Dongne", "DongneCore", "DongneStore", "DongneSimulation", "CSodium"]),
         .executableTarget(name: "dongne-ingest-probe", dependencies: ["DongneCore", "DongneStore"]),
 
         // Small programs built on the public library only.
         .executableTarget(name: "change-feed", dependencies: ["Dongne"], path: "examples/change-feed"),
 
         .testTarget(
-            name: "DongneCoreTests", dependencies: ["DongneCore", "DongneVectors"], exclude: ["NoiseVectors"]),
+            name: "DongneCoreTests", dependencies: ["DongneCore", "DongneVectors", "DongneSimulation"],
+            exclude: ["NoiseVectors"]),
         .testTarget(name: "DongneStoreTests", dependencies: ["DongneCore", "DongneStore", "dongne-ingest-probe"]),
         .testTarget(name: "DongneTests", dependencies: ["Dongne", "dongne", "change-feed"], exclude: ["Transcripts"]),
     ]

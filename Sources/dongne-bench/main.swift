@@ -5,14 +5,18 @@ import Foundation
 //
 //   swift run -c release dongne-bench ingest
 //   swift run -c release dongne-bench listeners
+//   swift run -c release dongne-bench simulate
 
-let usage = "usage: dongne-bench ingest | listeners"
+let usage = "usage: dongne-bench ingest | listeners | simulate"
 switch CommandLine.arguments.dropFirst().first {
 case "ingest":
     let met = try await IngestBenchmark.run()
     exit(met ? 0 : 1)
 case "listeners":
     let met = try await ListenerBenchmark.run()
+    exit(met ? 0 : 1)
+case "simulate":
+    let met = GossipSimulationBenchmark.run()
     exit(met ? 0 : 1)
 case "make-thread-fixture":
     try await ThreadFixture.make()

@@ -1,0 +1,261 @@
+/// The gossip of documents between peers, as a pure value: events in, directives out, time passed in.
+///
+/// A new document — written here, or received and admitted (checked and stored by the shell) for the first
+/// time — is queued for every connected peer that carries its channel, except the one it came from. Every
+/// ``Settings/flushInterval`` a peer's queue leaves as one batch, so a busy channel costs a message per
+/// link per interval rather than one per document. Batches are acknowledged (piggybacked on batches going
+/// the other way when there are any) only once their documents are stored, and a batch not acknowledged in
+/// time is sent again with the delay doubling, so loss and partitions delay documents but lose none while
+/// the link lasts. At most ``Settings/windowSize`` batches are in flight per link; the queue behind them is
+/// bounded (``Settings/maximumQueuedDocuments``), and what overflows is left to reconciliation.
+public struct GossipInstance: Sendable {
+    /// The knobs of the protocol, in milliseconds and counts; `Protocol/PROTOCOL.md` lists the defaults.
+    public struct Settings: Sendable, Equatable {
+        /// How often queued documents leave as a batch.
+        public var flushInterval: UInt64 = 50
+        /// How long a batch waits for its acknowledgement before it is sent again (then twice as long, …).
+        public var retransmitAfter: UInt64 = 400
+        /// The longest wait between two sendings of one batch.
+        public var maximumRetransmitDelay: UInt64 = 3_200
+        /// Batches in flight per link.
+        public var windowSize = 8
+        /// Documents per batch.
+        public var maximumBatchDocuments = 256
+        /// Documents queued per link before the oldest are dropped (reconciliation repairs them).
+        public var maximumQueuedDocuments = 20_000
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Something that happened.
+    public enum Event: Sendable, Equatable {
+        /// A session to a peer is up; it carries these channels.
+        case connected(PeerID, channels: Set<ChannelID>)
+        /// The session is gone.
+        case disconnected(PeerID)
+        /// This node wrote and stored a document.
+        case published(id: DocumentID, channel: ChannelID?, bytes: [UInt8])
+        /// A peer sent a message.
+        case received(GossipMessage, from: PeerID)
+        /// The shell checked and stored a document the core asked it to admit (or found it stored already).
+        case admitted(DocumentID)
+        /// The shell refused a document the core asked it to admit.
+        case refused(DocumentID)
+        /// Time passes: the current time, in milliseconds.
+        case tick(now: UInt64)
+    }
+
+    /// Something the shell must do.
+    public enum Directive: Sendable, Equatable {
+        /// Send a message to a peer.
+        case send(GossipMessage, to: PeerID)
+        /// Check these received bytes (signature included), store them, and answer `admitted` or `refused`.
+        case admit(id: DocumentID, bytes: [UInt8], from: PeerID)
+        /// Deliver a `tick` at this time.
+        case wake(at: UInt64)
+    }
+
+    private struct Outgoing: Sendable {
+        var channels: Set<ChannelID>
+        var queue: [(id: DocumentID, bytes: [UInt8])] = []
+        var queued: Set<DocumentID> = []
+        var inFlight: [UInt64: InFlight] = [:]
+        var nextSequence: UInt64 = 1
+        /// Batches received from this peer whose acknowledgement is owed.
+        var owedAcknowledgements: [UInt64] = []
+    }
+
+    private struct InFlight: Sendable {
+        var documents: [(id: DocumentID, bytes: [UInt8])]
+        var resendAt: UInt64
+        var delay: UInt64
+    }
+
+    /// A received batch waiting for its documents to be stored before it is acknowledged.
+    private struct Incoming: Sendable {
+        let peer: PeerID
+        let sequence: UInt64
+        var waitingFor: Set<DocumentID>
+    }
+
+    /// The settings in force.
+    public let settings: Settings
+    private var peers: [PeerID: Outgoing] = [:]
+    private var known: Set<DocumentID> = []
+    private var admitting: [DocumentID: (bytes: [UInt8], channel: ChannelID?, from: PeerID)] = [:]
+    private var incoming: [Incoming] = []
+    private var now: UInt64 = 0
+    private var nextFlush: UInt64?
+
+    /// A node's gossip with no peers yet.
+    public init(settings: Settings = Settings()) {
+        self.settings = settings
+    }
+
+    /// Documents this instance has seen admitted or published.
+    public var knownCount: Int { known.count }
+
+    /// Handles one event.
+    public mutating func handle(_ event: Event) -> [Directive] {
+        switch event {
+        case .connected(let peer, let channels):
+            peers[peer] = Outgoing(channels: channels)
+            return []
+        case .disconnected(let peer):
+            peers[peer] = nil
+            incoming.removeAll { $0.peer == peer }
+            return []
+        case .published(let id, let channel, let bytes):
+            guard known.insert(id).inserted else { return [] }
+            return enqueue(id, bytes: bytes, channel: channel, except: nil)
+        case .received(let message, let peer):
+            guard peers[peer] != nil else { return [] }
+            return receive(message, from: peer)
+        case .admitted(let id): return admitted(id)
+        case .refused(let id): return refused(id)
+        case .tick(let time):
+            now = max(now, time)
+            return flush()
+        }
+    }
+
+    // MARK: Receiving
+
+    private mutating func receive(_ message: GossipMessage, from peer: PeerID) -> [Directive] {
+        switch message {
+        case .acknowledge(let sequences):
+            acknowledge(sequences, from: peer)
+            return []
+        case .batch(let sequence, let documents, let acknowledges):
+            acknowledge(acknowledges, from: peer)
+            return receiveBatch(sequence, documents, from: peer)
+        }
+    }
+
+    private mutating func acknowledge(_ sequences: [UInt64], from peer: PeerID) {
+        for sequence in sequences { peers[peer]?.inFlight[sequence] = nil }
+    }
+
+    private mutating func receiveBatch(_ sequence: UInt64, _ documents: [[UInt8]], from peer: PeerID) -> [Directive] {
+        var directives: [Directive] = []
+        var waitingFor: Set<DocumentID> = []
+        for bytes in documents {
+            // Cheap checks first: an unparsable document is not worth a signature check, and a known one is done.
+            guard let document = try? UnverifiedDocument(parsing: bytes) else { continue }
+            let id = document.id
+            if known.contains(id) { continue }
+            waitingFor.insert(id)
+            if admitting[id] == nil {
+                admitting[id] = (bytes, document.body.channel, peer)
+                directives.append(.admit(id: id, bytes: bytes, from: peer))
+            }
+        }
+        if waitingFor.isEmpty {
+            peers[peer]?.owedAcknowledgements.append(sequence)
+            return directives + scheduleFlush()
+        }
+        incoming.append(Incoming(peer: peer, sequence: sequence, waitingFor: waitingFor))
+        return directives
+    }
+
+    private mutating func admitted(_ id: DocumentID) -> [Directive] {
+        guard let pending = admitting.removeValue(forKey: id) else { return [] }
+        known.insert(id)
+        return settle(id) + enqueue(id, bytes: pending.bytes, channel: pending.channel, except: pending.from)
+    }
+
+    private mutating func refused(_ id: DocumentID) -> [Directive] {
+        guard admitting.removeValue(forKey: id) != nil else { return [] }
+        return settle(id)
+    }
+
+    /// Marks `id` done in every batch waiting for it; batches with nothing left are acknowledged.
+    private mutating func settle(_ id: DocumentID) -> [Directive] {
+        var finished: [(PeerID, UInt64)] = []
+        for index in incoming.indices.reversed() {
+            incoming[index].waitingFor.remove(id)
+            if incoming[index].waitingFor.isEmpty {
+                finished.append((incoming[index].peer, incoming[index].sequence))
+                incoming.remove(at: index)
+            }
+        }
+        for (peer, sequence) in finished { peers[peer]?.owedAcknowledgements.append(sequence) }
+        return finished.isEmpty ? [] : scheduleFlush()
+    }
+
+    // MARK: Sending
+
+    private mutating func enqueue(
+        _ id: DocumentID, bytes: [UInt8], channel: ChannelID?, except source: PeerID?
+    ) -> [Directive] {
+        var queuedAny = false
+        for (peer, outgoing) in peers where peer != source {
+            guard let channel, outgoing.channels.contains(channel), !outgoing.queued.contains(id) else { continue }
+            var updated = outgoing
+            updated.queue.append((id, bytes))
+            updated.queued.insert(id)
+            if updated.queue.count > settings.maximumQueuedDocuments {
+                updated.queued.remove(updated.queue.removeFirst().id)
+            }
+            peers[peer] = updated
+            queuedAny = true
+        }
+        return queuedAny ? scheduleFlush() : []
+    }
+
+    private mutating func scheduleFlush() -> [Directive] {
+        guard nextFlush == nil else { return [] }
+        let at = now + settings.flushInterval
+        nextFlush = at
+        return [.wake(at: at)]
+    }
+
+    /// Sends what is due: new batches, acknowledgements, and batches whose acknowledgement is late.
+    private mutating func flush() -> [Directive] {
+        if let due = nextFlush, due > now { return [] }
+        nextFlush = nil
+        var directives: [Directive] = []
+        for peer in peers.keys.sorted() { directives += flush(peer) }
+        let busy = peers.values.contains {
+            !$0.queue.isEmpty || !$0.inFlight.isEmpty || !$0.owedAcknowledgements.isEmpty
+        }
+        if busy { directives += scheduleFlush() }
+        return directives
+    }
+
+    private mutating func flush(_ peer: PeerID) -> [Directive] {
+        guard var outgoing = peers[peer] else { return [] }
+        var directives: [Directive] = []
+        var acknowledgements = outgoing.owedAcknowledgements
+        outgoing.owedAcknowledgements = []
+        for sequence in outgoing.inFlight.keys.sorted() where outgoing.inFlight[sequence]!.resendAt <= now {
+            var batch = outgoing.inFlight[sequence]!
+            directives.append(
+                .send(
+                    .batch(sequence: sequence, documents: batch.documents.map(\.bytes), acknowledges: acknowledgements),
+                    to: peer))
+            acknowledgements = []
+            batch.delay = min(batch.delay * 2, settings.maximumRetransmitDelay)
+            batch.resendAt = now + batch.delay
+            outgoing.inFlight[sequence] = batch
+        }
+        if !outgoing.queue.isEmpty && outgoing.inFlight.count < settings.windowSize {
+            let documents = Array(outgoing.queue.prefix(settings.maximumBatchDocuments))
+            outgoing.queue.removeFirst(documents.count)
+            for document in documents { outgoing.queued.remove(document.id) }
+            let sequence = outgoing.nextSequence
+            outgoing.nextSequence += 1
+            outgoing.inFlight[sequence] = InFlight(
+                documents: documents, resendAt: now + settings.retransmitAfter, delay: settings.retransmitAfter)
+            directives.append(
+                .send(
+                    .batch(sequence: sequence, documents: documents.map(\.bytes), acknowledges: acknowledgements),
+                    to: peer))
+            acknowledgements = []
+        }
+        if !acknowledgements.isEmpty { directives.append(.send(.acknowledge(acknowledgements), to: peer)) }
+        peers[peer] = outgoing
+        return directives
+    }
+}

@@ -1,0 +1,23 @@
+/// A connected peer, as the shell numbers them. Numbers are never reused within a node's run.
+public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The shell's number for the connection.
+    public let value: UInt64
+
+    /// The peer with this number.
+    public init(_ value: UInt64) { self.value = value }
+
+    /// Orders by number.
+    public static func < (lhs: PeerID, rhs: PeerID) -> Bool { lhs.value < rhs.value }
+
+    /// `peer-N`.
+    public var description: String { "peer-\(value)" }
+}
+
+/// What gossip peers say to each other.
+public enum GossipMessage: Sendable, Equatable {
+    /// Documents, numbered per direction of a link, acknowledging what the sender received up to `acknowledges`
+    /// (the receiver's own batch numbers; 0 for none).
+    case batch(sequence: UInt64, documents: [[UInt8]], acknowledges: [UInt64])
+    /// Acknowledges batches received, when no batch is going the other way to carry it.
+    case acknowledge([UInt64])
+}

@@ -1,0 +1,114 @@
+import DongneCore
+import DongneSimulation
+import Testing
+
+/// The gossip core, event by event, and on a simulated network.
+@Suite struct GossipTests {
+    static let channel = try! ChannelName(normalizing: "서울특별시").id
+    static let key = SigningKey(seed: [UInt8](repeating: 0x66, count: 32))!
+
+    static func document(_ text: String) -> Document {
+        try! Document.sign(
+            .message(Message(channel: channel, senderName: "a", content: .text(text))), created: 1, by: key)
+    }
+
+    @Test func aPublishedDocumentLeavesAsOneBatchPerPeerAtTheNextFlush() {
+        var gossip = GossipInstance()
+        _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
+        _ = gossip.handle(.connected(PeerID(2), channels: []))  // does not carry the channel
+        let first = Self.document("one"), second = Self.document("two")
+        #expect(gossip.handle(.published(id: first.id, channel: Self.channel, bytes: first.bytes)) == [.wake(at: 50)])
+        #expect(gossip.handle(.published(id: second.id, channel: Self.channel, bytes: second.bytes)) == [])
+        #expect(gossip.handle(.tick(now: 10)) == [], "not due yet")
+        let sent = gossip.handle(.tick(now: 50))
+        #expect(
+            sent.first
+                == .send(.batch(sequence: 1, documents: [first.bytes, second.bytes], acknowledges: []), to: PeerID(1)))
+        #expect(sent.count == 2 && sent.last == .wake(at: 100), "the batch is in flight: keep waking")
+    }
+
+    @Test func receivedDocumentsAreAdmittedBeforeTheyAreAcknowledgedOrForwarded() {
+        var gossip = GossipInstance()
+        _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
+        _ = gossip.handle(.connected(PeerID(2), channels: [Self.channel]))
+        let document = Self.document("hello")
+        let directives = gossip.handle(
+            .received(.batch(sequence: 7, documents: [document.bytes, [0xff]], acknowledges: []), from: PeerID(1)))
+        #expect(
+            directives == [.admit(id: document.id, bytes: document.bytes, from: PeerID(1))], "junk is dropped unparsed")
+        #expect(gossip.handle(.tick(now: 100)) == [], "nothing is acknowledged or forwarded before admission")
+        #expect(gossip.handle(.admitted(document.id)) == [.wake(at: 150)])
+        let sent = gossip.handle(.tick(now: 150))
+        #expect(sent.contains(.send(.acknowledge([7]), to: PeerID(1))))
+        #expect(sent.contains(.send(.batch(sequence: 1, documents: [document.bytes], acknowledges: []), to: PeerID(2))))
+        #expect(
+            !sent.contains { if case .send(.batch, PeerID(1)) = $0 { true } else { false } }, "not back to its source")
+        // The same document again is known: acknowledged without a second admission.
+        let again = gossip.handle(
+            .received(.batch(sequence: 8, documents: [document.bytes], acknowledges: []), from: PeerID(2)))
+        #expect(!again.contains { if case .admit = $0 { true } else { false } })
+    }
+
+    @Test func refusedDocumentsAreNeitherKeptNorForwarded() {
+        var gossip = GossipInstance()
+        _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
+        _ = gossip.handle(.connected(PeerID(2), channels: [Self.channel]))
+        let document = Self.document("forged")
+        _ = gossip.handle(
+            .received(.batch(sequence: 1, documents: [document.bytes], acknowledges: []), from: PeerID(1)))
+        _ = gossip.handle(.refused(document.id))
+        let sent = gossip.handle(.tick(now: 1_000))
+        #expect(!sent.contains { if case .send(.batch, _) = $0 { true } else { false } })
+        #expect(gossip.knownCount == 0)
+    }
+
+    @Test func anUnacknowledgedBatchIsSentAgainWithTheDelayDoubling() {
+        var gossip = GossipInstance()
+        _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
+        let document = Self.document("again")
+        _ = gossip.handle(.published(id: document.id, channel: Self.channel, bytes: document.bytes))
+        var sendTimes: [UInt64] = []
+        for time in stride(from: UInt64(50), through: 2_000, by: 50) {
+            if gossip.handle(.tick(now: time)).contains(where: { if case .send(.batch, _) = $0 { true } else { false } }
+            ) {
+                sendTimes.append(time)
+            }
+        }
+        #expect(sendTimes == [50, 450, 1_250])  // after 400 ms, then 800 ms
+        _ = gossip.handle(.received(.acknowledge([1]), from: PeerID(1)))
+        #expect(gossip.handle(.tick(now: 3_000)).isEmpty, "acknowledged: nothing more to send")
+    }
+
+    @Test func theSimulationIsDeterministic() {
+        var scenario = Simulation.Scenario()
+        scenario.nodes = 8
+        scenario.writingDuration = 1_000
+        scenario.loss = 0.1
+        scenario.duplication = 0.05
+        var first = Simulation(scenario), second = Simulation(scenario)
+        #expect("\(first.run())" == "\(second.run())")
+    }
+
+    @Test func theBroadcastWorkloadLosesNothingEvenWithLossDuplicationAndAPartition() {
+        var scenario = Simulation.Scenario()
+        scenario.writingDuration = 3_000
+        scenario.loss = 0.2
+        scenario.duplication = 0.05
+        scenario.partition = 500..<2_500
+        var simulation = Simulation(scenario)
+        let report = simulation.run()
+        #expect(report.lost == 0, "\(report)")
+        #expect((report.catchUpAfterHeal ?? .max) < 10_000, "\(report)")
+    }
+
+    @Test func theBroadcastWorkloadMeetsItsTargetsOnACalmNetwork() {
+        var scenario = Simulation.Scenario()
+        scenario.writingDuration = 5_000
+        var simulation = Simulation(scenario)
+        let report = simulation.run()
+        #expect(report.lost == 0)
+        #expect(report.messagesPerOperation < 20, "\(report)")
+        #expect(report.medianLatency < 400, "\(report)")
+        #expect(report.maximumLatency < 1_000, "\(report)")
+    }
+}
