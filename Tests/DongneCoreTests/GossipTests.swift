@@ -112,3 +112,52 @@ import Testing
         #expect(report.maximumLatency < 1_000, "\(report)")
     }
 }
+
+@Suite struct GossipWireTests {
+    @Test func messagesRoundTripThroughTheirCanonicalBytes() throws {
+        let document = GossipTests.document("wire")
+        for message in [
+            GossipMessage.batch(sequence: 1 << 40, documents: [document.bytes, []], acknowledges: [1, 2, 3]),
+            .batch(sequence: 0, documents: [], acknowledges: []), .acknowledge([7]), .acknowledge([]),
+        ] {
+            #expect(try GossipMessage(wireBytes: message.wireBytes) == message)
+            #expect(CBOREncoder.encode(try CBORDecoder.decode(message.wireBytes)) == message.wireBytes, "canonical")
+        }
+        #expect(Hex.encode(GossipMessage.acknowledge([7]).wireBytes) == "82018107")
+    }
+
+    @Test func malformedAndOversizeMessagesAreRefused() {
+        #expect(throws: GossipMessage.WireError.shape) {
+            try GossipMessage(wireBytes: CBOREncoder.encode(.array([.unsigned(9)])))
+        }
+        #expect(throws: GossipMessage.WireError.shape) {
+            try GossipMessage(wireBytes: CBOREncoder.encode(.array([.unsigned(1), .array([.text("x")])])))
+        }
+        #expect(throws: GossipMessage.WireError.encoding(.truncated)) { try GossipMessage(wireBytes: [0x82, 0x01]) }
+        let tooMany = CBOR.array([.unsigned(1), .array(Array(repeating: .unsigned(1), count: 1_025))])
+        #expect(throws: GossipMessage.WireError.tooMany) { try GossipMessage(wireBytes: CBOREncoder.encode(tooMany)) }
+        var random = SplitMix64(seed: 3)
+        for _ in 0..<5_000 {
+            let bytes = (0..<Int.random(in: 0...20, using: &random)).map { _ in
+                UInt8.random(in: 0...255, using: &random)
+            }
+            _ = try? GossipMessage(wireBytes: bytes)  // never traps
+        }
+    }
+
+    @Test func batchesStayUnderTheirByteLimit() {
+        var settings = GossipInstance.Settings()
+        settings.maximumBatchBytes = 1_000
+        var gossip = GossipInstance(settings: settings)
+        _ = gossip.handle(.connected(PeerID(1), channels: [GossipTests.channel]))
+        for index in 0..<20 {
+            let document = GossipTests.document("문서 \(index) " + String(repeating: "가", count: 60))
+            _ = gossip.handle(.published(id: document.id, channel: GossipTests.channel, bytes: document.bytes))
+        }
+        for directive in gossip.handle(.tick(now: 50)) {
+            guard case .send(.batch(_, let documents, _), _) = directive else { continue }
+            #expect(documents.reduce(0) { $0 + $1.count } <= 1_000)
+            #expect(documents.count >= 1)
+        }
+    }
+}

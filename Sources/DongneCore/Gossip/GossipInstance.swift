@@ -19,8 +19,10 @@ public struct GossipInstance: Sendable {
         public var maximumRetransmitDelay: UInt64 = 3_200
         /// Batches in flight per link.
         public var windowSize = 8
-        /// Documents per batch.
+        /// Documents per batch (at most ``GossipMessage/maximumDocuments``).
         public var maximumBatchDocuments = 256
+        /// Document bytes per batch, so that a batch fits one session message with room to spare.
+        public var maximumBatchBytes = 60_000
         /// Documents queued per link before the oldest are dropped (reconciliation repairs them).
         public var maximumQueuedDocuments = 20_000
 
@@ -241,7 +243,13 @@ public struct GossipInstance: Sendable {
             outgoing.inFlight[sequence] = batch
         }
         if !outgoing.queue.isEmpty && outgoing.inFlight.count < settings.windowSize {
-            let documents = Array(outgoing.queue.prefix(settings.maximumBatchDocuments))
+            var documents: [(id: DocumentID, bytes: [UInt8])] = []
+            var size = 0
+            for document in outgoing.queue.prefix(settings.maximumBatchDocuments) {
+                guard documents.isEmpty || size + document.bytes.count <= settings.maximumBatchBytes else { break }
+                documents.append(document)
+                size += document.bytes.count
+            }
             outgoing.queue.removeFirst(documents.count)
             for document in documents { outgoing.queued.remove(document.id) }
             let sequence = outgoing.nextSequence

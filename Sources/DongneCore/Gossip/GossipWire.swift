@@ -1,0 +1,67 @@
+/// The bytes of gossip messages inside a session message: canonical CBOR arrays.
+///
+///     batch:       [0, sequence, [acknowledged sequence, …], [document bytes, …]]
+///     acknowledge: [1, [acknowledged sequence, …]]
+///
+/// Documents travel as byte strings holding their exact signed bytes. A decoder refuses anything else, and
+/// anything over the limits, before looking at a document.
+extension GossipMessage {
+    /// Most acknowledgements one message carries.
+    public static let maximumAcknowledgements = 1_024
+    /// Most documents one batch carries.
+    public static let maximumDocuments = 256
+
+    /// Why gossip bytes were refused.
+    public enum WireError: Error, Equatable, Sendable {
+        /// Not canonical CBOR.
+        case encoding(CBORError)
+        /// Canonical CBOR, but not a gossip message of this version.
+        case shape
+        /// More documents or acknowledgements than the limits allow.
+        case tooMany
+    }
+
+    /// The canonical bytes of this message.
+    public var wireBytes: [UInt8] {
+        switch self {
+        case .batch(let sequence, let documents, let acknowledges):
+            CBOREncoder.encode(
+                .array([
+                    .unsigned(0), .unsigned(sequence), .array(acknowledges.map { .unsigned($0) }),
+                    .array(documents.map { .bytes($0) }),
+                ]))
+        case .acknowledge(let sequences):
+            CBOREncoder.encode(.array([.unsigned(1), .array(sequences.map { .unsigned($0) })]))
+        }
+    }
+
+    /// The message in `bytes`.
+    public init(wireBytes bytes: [UInt8]) throws(WireError) {
+        let item: CBOR
+        do { item = try CBORDecoder.decode(bytes) } catch { throw .encoding(error) }
+        guard case .array(let parts) = item, case .unsigned(let kind)? = parts.first else { throw .shape }
+        switch (kind, parts.count) {
+        case (0, 4):
+            guard case .unsigned(let sequence) = parts[1], case .array(let documents) = parts[3] else { throw .shape }
+            guard documents.count <= Self.maximumDocuments else { throw .tooMany }
+            let bytes = try documents.map { item throws(WireError) -> [UInt8] in
+                guard case .bytes(let document) = item else { throw .shape }
+                return document
+            }
+            self = .batch(sequence: sequence, documents: bytes, acknowledges: try Self.sequences(parts[2]))
+        case (1, 2):
+            self = .acknowledge(try Self.sequences(parts[1]))
+        default:
+            throw .shape
+        }
+    }
+
+    private static func sequences(_ item: CBOR) throws(WireError) -> [UInt64] {
+        guard case .array(let items) = item else { throw .shape }
+        guard items.count <= maximumAcknowledgements else { throw .tooMany }
+        return try items.map { item throws(WireError) -> UInt64 in
+            guard case .unsigned(let sequence) = item else { throw .shape }
+            return sequence
+        }
+    }
+}
