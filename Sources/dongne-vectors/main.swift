@@ -1,11 +1,11 @@
 import DongneVectors
 import Foundation
 
-// Writes Protocol/vectors/documents.json (or the file named as the first argument).
-let path = CommandLine.arguments.dropFirst().first ?? DocumentVectors.relativePath
+// Writes Protocol/vectors/documents.json and Protocol/vectors/session.json.
 do {
-    try DocumentVectors.render().write(to: URL(fileURLWithPath: path))
-    print("wrote \(path)")
+    try DocumentVectors.render().write(to: URL(fileURLWithPath: DocumentVectors.relativePath))
+    try SessionVectors.render().write(to: URL(fileURLWithPath: SessionVectors.relativePath))
+    print("wrote \(DocumentVectors.relativePath) and \(SessionVectors.relativePath)")
 } catch {
     FileHandle.standardError.write(Data("dongne-vectors: \(error)\n".utf8))
     exit(1)

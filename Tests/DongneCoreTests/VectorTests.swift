@@ -21,6 +21,11 @@ import Testing
             "Protocol/vectors/documents.json drifted: run `swift run dongne-vectors` and review the diff")
     }
 
+    @Test func sessionVectorFileMatchesWhatTheCodeGeneratesToday() throws {
+        let committed = try Data(contentsOf: Self.packageRoot.appendingPathComponent(SessionVectors.relativePath))
+        #expect(try SessionVectors.render() == committed, "run `swift run dongne-vectors` and review the diff")
+    }
+
     @Test func everyInvalidVectorIsRejectedForItsStatedRule() throws {
         let invalid = try Self.load()["invalid"] as! [[String: String]]
         #expect(invalid.count >= 30)
