@@ -28,8 +28,9 @@ let package = Package(
 
         .target(name: "DongneCore", dependencies: ["CSodium"]),
         .target(name: "DongneStore", dependencies: ["DongneCore", "CSQLite"]),
-        .target(name: "Dongne", dependencies: ["DongneCore", "DongneStore"]),
-        .executableTarget(name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneStore", "CEditLine"]),
+        .target(name: "DongneNet", dependencies: ["DongneCore"]),
+        .target(name: "Dongne", dependencies: ["DongneCore", "DongneStore", "DongneNet"]),
+        .executableTarget(name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneStore", "DongneNet", "CEditLine"]),
 
         // Tools: the protocol's test vectors, the benchmarks, and the crash-safety probe the store tests drive.
         .target(name: "DongneVectors", dependencies: ["DongneCore"]),

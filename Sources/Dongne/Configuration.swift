@@ -1,3 +1,4 @@
+import DongneCore
 import Foundation
 
 /// How a node starts: where it keeps its data, what it calls its user, and its local rules.
@@ -13,17 +14,27 @@ public struct Configuration: Sendable {
     public var reportThreshold: Int
     /// Where the node reads the time for the documents it signs.
     public var clock: NodeClock
+    /// The TCP port to accept peers on: nil for none, 0 for any free port.
+    public var listenPort: UInt16?
+    /// Peers to connect to at start, as `HOST:PORT`.
+    public var peers: [String]
+    /// The passphrase of the network to join (see `NetworkKey`); the default network's by default.
+    public var networkPassphrase: String
 
     /// A configuration; only the data directory and the display name have no default.
     public init(
         dataDirectory: String, displayName: String, region: String? = nil, reportThreshold: Int = 3,
-        clock: NodeClock = .system
+        clock: NodeClock = .system, listenPort: UInt16? = nil, peers: [String] = [],
+        networkPassphrase: String = NetworkKey.defaultPassphrase
     ) {
         self.dataDirectory = dataDirectory
         self.displayName = displayName
         self.region = region
         self.reportThreshold = reportThreshold
         self.clock = clock
+        self.listenPort = listenPort
+        self.peers = peers
+        self.networkPassphrase = networkPassphrase
     }
 
     /// `$XDG_DATA_HOME/dongne`, or `~/.local/share/dongne` when XDG_DATA_HOME is not set.

@@ -14,6 +14,10 @@ public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
     case unknownMessage(DocumentID)
     /// Only a message's author can retract it.
     case notTheAuthor(DocumentID)
+    /// Not a peer address (`HOST:PORT`, the host a dotted quad or `localhost`).
+    case invalidAddress(String)
+    /// The network could not do what was asked, and why.
+    case networkUnavailable(String)
 
     /// One line for people.
     public var description: String {
@@ -26,6 +30,8 @@ public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
             "you can post only in your region's channel (\(region)), not in \(channel)"
         case .unknownMessage(let id): "no message \(id) in this channel"
         case .notTheAuthor(let id): "only its author can retract message \(id)"
+        case .invalidAddress(let address): "\(address) is not HOST:PORT"
+        case .networkUnavailable(let reason): reason
         }
     }
 }

@@ -1,4 +1,5 @@
 package import DongneStore
+import DongneNet
 import Foundation
 
 /// A dongne node: one identity, one store, the listeners of its user.
@@ -18,6 +19,10 @@ public final class Node: Sendable {
     let region: ChannelName?
     private let profile: LockedName
     private let clock: MonotonicClock
+    private let network: LockedNetwork
+
+    /// Where the node accepts peers (`host:port`), if it listens.
+    public var listeningAddress: String? { network.address }
 
     /// The public key of this node's user: who they are, whatever their display name.
     public var publicKey: PublicKey { identity.publicKey }
@@ -29,6 +34,7 @@ public final class Node: Sendable {
     public var displayName: String { profile.get() }
 
     private init(configuration: Configuration, identity: SigningKey, store: Store, region: ChannelName?) {
+        self.network = LockedNetwork()
         self.configuration = configuration
         self.identity = identity
         self.store = store
@@ -61,12 +67,58 @@ public final class Node: Sendable {
         if try store.setting(Self.displayNameSetting) != Array(configuration.displayName.utf8) {
             try await node.setDisplayName(configuration.displayName)
         }
+        if configuration.listenPort != nil || !configuration.peers.isEmpty { try await node.startNetwork() }
         return node
     }
 
-    /// Finishes pending writes and closes the store.
+    /// Starts the network: listening, and dialling the configured peers (a peer that does not answer is
+    /// reported through ``peerEvents``, not thrown: the node works without it).
+    private func startNetwork() async throws {
+        guard let networkKey = NetworkKey(passphrase: configuration.networkPassphrase) else {
+            throw DongneError.networkUnavailable("cannot derive the network key (not enough memory)")
+        }
+        let network = PeerNetwork(node: self, networkKey: networkKey)
+        self.network.set(network)
+        if let port = configuration.listenPort {
+            do { self.network.setAddress("\(try await network.listen(port: port))") } catch {
+                throw DongneError.networkUnavailable("cannot listen on port \(port): \(error)")
+            }
+        }
+        for peer in configuration.peers { try await connect(to: peer) }
+    }
+
+    /// Says goodbye to peers, finishes pending writes and closes the store.
     public func stop() async {
+        await network.get()?.stop()
         store.close()
+    }
+
+    // MARK: Peers
+
+    /// Connects to a peer at `HOST:PORT` (a dotted quad or `localhost`) and starts a session with it.
+    public func connect(to address: String) async throws {
+        guard let socketAddress = SocketAddress(address) else { throw DongneError.invalidAddress(address) }
+        guard let network = network.get() else { throw DongneError.networkUnavailable("the network is off") }
+        do { try await network.connect(to: socketAddress) } catch {
+            throw DongneError.networkUnavailable("cannot connect to \(address): \(error)")
+        }
+    }
+
+    /// The peers with an established session.
+    public func peers() async -> [PeerInfo] {
+        await network.get()?.peers() ?? []
+    }
+
+    /// Peers joining and leaving, as they happen (an empty sequence when the network is off).
+    public var peerEvents: AsyncStream<PeerEvent> {
+        network.get()?.peerEvents ?? AsyncStream { $0.finish() }
+    }
+
+    /// Peers stored these documents: local writes among them are no longer pending.
+    func acknowledged(_ ids: [DocumentID]) async {
+        guard let cleared = try? await store.acknowledge(ids), !cleared.isEmpty else { return }
+        let channels = Set(((try? store.documents(cleared)) ?? [:]).values.compactMap(\.channel))
+        await hub.refresh(channels: channels)
     }
 
     // MARK: Channels
@@ -85,6 +137,7 @@ public final class Node: Sendable {
         let channel = try channel(named: name)
         try await store.join(channel.name, at: configuration.clock.now())
         await hub.refresh(channels: [channel.id])
+        await network.get()?.announceChannels()
         return channel
     }
 
@@ -92,6 +145,7 @@ public final class Node: Sendable {
     public func leave(_ channel: Channel) async throws {
         try await store.leave(channel.id)
         await hub.refresh(channels: [channel.id])
+        await network.get()?.announceChannels()
     }
 
     /// The channels this node knows, as a query with the same listener semantics as messages.
@@ -139,6 +193,7 @@ public final class Node: Sendable {
         }
         _ = try await store.insertLocal([document])
         await hub.refresh(channels: document.channel.map { [$0] } ?? [])
+        await network.get()?.published(document)
         return document
     }
 
@@ -173,6 +228,18 @@ private final class MonotonicClock: @unchecked Sendable {
             return last
         }
     }
+}
+
+/// The node's network, once started, and where it listens.
+private final class LockedNetwork: @unchecked Sendable {
+    private let lock = NSLock()
+    private var network: PeerNetwork?
+    private var listening: String?
+
+    func get() -> PeerNetwork? { lock.withLock { network } }
+    func set(_ network: PeerNetwork) { lock.withLock { self.network = network } }
+    var address: String? { lock.withLock { listening } }
+    func setAddress(_ address: String) { lock.withLock { listening = address } }
 }
 
 /// The current display name, readable from any thread.

@@ -108,3 +108,29 @@ extension Store {
         return try store.setting("displayName").map { String(decoding: $0, as: UTF8.self) }
     }
 }
+
+extension Store {
+    /// A peer stored these documents: those that were local writes are pending no more. Returns those.
+    public func acknowledge(_ ids: [DocumentID]) async throws(StoreError) -> [DocumentID] {
+        let cleared = LockedValue<[DocumentID]>([])
+        try await writeSQL { connection throws(SQLiteError) in
+            var done: [DocumentID] = []
+            for id in ids {
+                try connection.statement("DELETE FROM pending_writes WHERE id = ?").bind(.blob(id.bytes)).run()
+                if connection.changes == 1 { done.append(id) }
+            }
+            cleared.set(done)
+        }
+        return cleared.get()
+    }
+
+    /// The channels the user joined.
+    public func joinedChannels() throws(StoreError) -> Set<ChannelID> {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT id FROM joined_channels")
+            var channels: Set<ChannelID> = []
+            while try statement.step() { if let id = ChannelID(statement.blob(0)) { channels.insert(id) } }
+            return channels
+        }
+    }
+}

@@ -15,6 +15,8 @@ enum Command: Equatable {
     case blocks
     case nick(String)
     case whoami
+    case peers
+    case connect(String)
     case help
     case quit
     case nothing
@@ -49,6 +51,8 @@ enum Command: Equatable {
         case "blocks": return noArguments(rest, .blocks)
         case "nick": return rest.isEmpty ? usage("/nick NAME") : .success(.nick(rest))
         case "whoami": return noArguments(rest, .whoami)
+        case "peers": return noArguments(rest, .peers)
+        case "connect": return oneWord(rest, "/connect HOST:PORT", Command.connect)
         case "help": return .success(.help)
         case "quit", "exit": return .success(.quit)
         default: return .failure(CommandError("unknown command /\(name) (try /help)"))
@@ -92,6 +96,7 @@ enum Command: Equatable {
         case .more: "/more"
         case .blocks: "/blocks"
         case .whoami: "/whoami"
+        case .peers: "/peers"
         default: "this command"
         }
     }
@@ -110,6 +115,8 @@ enum Command: Equatable {
           /blocks                list blocked people
           /nick NAME             change your display name
           /whoami                show your name and fingerprint
+          /peers                 list connected peers
+          /connect HOST:PORT     connect to a peer
           /help                  this list
           /quit                  leave
         """

@@ -1,4 +1,5 @@
 import Dongne
+import DongneNet
 import Foundation
 
 /// The command line of `dongne`, parsed by hand: the toolchain ships no argument parser we may depend on.
@@ -9,14 +10,21 @@ struct CommandLineOptions: Equatable {
     var region: String? = nil
     var json = false
     var showHelp = false
+    var port: UInt16? = 4_747
+    var peers: [String] = []
+    var networkKey = NetworkKey.defaultPassphrase
 
     static let usage = """
-        usage: dongne [--data DIR] [--name NAME] [--channel NAME] [--region NAME] [--json] [--help]
+        usage: dongne [--data DIR] [--name NAME] [--channel NAME] [--region NAME] [--port N] [--peer HOST:PORT]…
+                      [--network-key SECRET] [--json] [--help]
 
           --data DIR        where the identity key and the store live (default: \(Configuration.defaultDataDirectory))
           --name NAME       the name shown beside your messages (a label, not an identity)
           --channel NAME    the channel to join at start
           --region NAME     the channel of your region: you can post only there
+          --port N          accept peers on TCP port N (default 4747; 0: any free port; --port off: none)
+          --peer HOST:PORT  connect to a peer at start (repeatable)
+          --network-key S   the passphrase of a private network (default: the public dongne network)
           --json            print every event as one JSON object per line
           --help            show this help
 
@@ -31,24 +39,34 @@ struct CommandLineOptions: Equatable {
             switch argument {
             case "--help", "-h": options.showHelp = true
             case "--json": options.json = true
-            case "--data", "--name", "--channel", "--region":
+            case "--data", "--name", "--channel", "--region", "--port", "--peer", "--network-key":
                 guard let value = rest.popFirst(), !value.isEmpty else {
                     return .failure(UsageError(message: "\(argument) needs a value"))
                 }
-                options.set(argument, value)
+                if let problem = options.set(argument, value) { return .failure(UsageError(message: problem)) }
             default: return .failure(UsageError(message: "unknown option \(argument)"))
             }
         }
         return .success(options)
     }
 
-    private mutating func set(_ option: String, _ value: String) {
+    /// Sets one option; a problem with its value, if any.
+    private mutating func set(_ option: String, _ value: String) -> String? {
         switch option {
         case "--data": dataDirectory = value
         case "--name": displayName = value
         case "--channel": channel = value
-        default: region = value
+        case "--region": region = value
+        case "--port":
+            guard value != "off" else { port = nil; return nil }
+            guard let number = UInt16(value) else { return "--port takes a number from 0 to 65535, or off" }
+            port = number
+        case "--peer":
+            guard SocketAddress(value) != nil else { return "--peer takes HOST:PORT, e.g. 127.0.0.1:4747" }
+            peers.append(value)
+        default: networkKey = value
         }
+        return nil
     }
 }
 

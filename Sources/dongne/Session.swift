@@ -59,6 +59,10 @@ final class Session: @unchecked Sendable {
             try await node.setDisplayName(name)
             console.write(.notice("you are now \(name)"))
         case .whoami: whoami()
+        case .peers: await listPeers()
+        case .connect(let address):
+            try await node.connect(to: address)
+            console.write(.notice("connecting to \(address)"))
         case .help: Command.helpText.split(separator: "\n").forEach { console.write(.notice(String($0))) }
         case .quit, .nothing: break
         }
@@ -172,6 +176,40 @@ final class Session: @unchecked Sendable {
                     text: "* blocked \(key.fingerprint.short) (\(names[key] ?? "?"))", event: "blocked",
                     fields: ["fingerprint": key.fingerprint.short, "name": names[key] ?? ""]))
         }
+    }
+
+    /// Prints a status line whenever a peer joins or leaves, for as long as the node runs.
+    func followPeers() {
+        let events = node.peerEvents
+        Task { [console, node] in
+            for await event in events {
+                let names = (try? node.knownAuthors()) ?? [:]
+                switch event {
+                case .joined(let peer):
+                    console.write(Self.peerLine(peer, names: names, event: "peer-joined", verb: "joined"))
+                case .left(let peer, let reason):
+                    console.write(Self.peerLine(peer, names: names, event: "peer-left", verb: "left (\(reason))"))
+                }
+            }
+        }
+    }
+
+    private func listPeers() async {
+        let peers = await node.peers()
+        if peers.isEmpty { console.write(.notice("no peers connected")) }
+        let names = (try? node.knownAuthors()) ?? [:]
+        for peer in peers { console.write(Self.peerLine(peer, names: names, event: "peer", verb: "connected")) }
+    }
+
+    private static func peerLine(_ peer: PeerInfo, names: [PublicKey: String], event: String, verb: String) -> ConsoleLine {
+        let name = names[peer.identity] ?? "?"
+        let direction = peer.isOutbound ? "to" : "from"
+        return ConsoleLine(
+            text: "* peer \(peer.identity.fingerprint.short) (\(name)) \(verb), \(direction) \(peer.address)", event: event,
+            fields: [
+                "fingerprint": peer.identity.fingerprint.short, "author": Hex.encode(peer.identity.bytes), "name": name,
+                "address": peer.address, "outbound": peer.isOutbound,
+            ])
     }
 
     private func whoami() {

@@ -28,7 +28,8 @@ let clock =
 let storedName = try? Store.savedDisplayName(inDataDirectory: options.dataDirectory)
 let configuration = Configuration(
     dataDirectory: options.dataDirectory, displayName: options.displayName ?? storedName ?? "anonymous",
-    region: options.region, clock: clock)
+    region: options.region, clock: clock, listenPort: options.port, peers: options.peers,
+    networkPassphrase: options.networkKey)
 
 let node: Node
 do { node = try await Node.start(configuration) } catch { fail("\(error)", status: 1) }
@@ -46,6 +47,10 @@ console.write(
             "name": node.displayName, "fingerprint": node.publicKey.fingerprint.full,
             "author": Hex.encode(node.publicKey.bytes), "store": node.storePath,
         ]))
+if let address = node.listeningAddress {
+    console.write(ConsoleLine(text: "* listening on \(address)", event: "listening", fields: ["address": address]))
+}
+session.followPeers()
 if let channel = options.channel { _ = await session.handle("/join \(channel)") }
 for await line in terminal?.lines() ?? PipedInput.lines() {
     guard await session.handle(line) else { break }

@@ -56,6 +56,8 @@ public struct GossipInstance: Sendable {
         case admit(id: DocumentID, bytes: [UInt8], from: PeerID)
         /// Deliver a `tick` at this time.
         case wake(at: UInt64)
+        /// A peer acknowledged these documents: it has stored them (clears a local write's pending state).
+        case delivered([DocumentID], to: PeerID)
     }
 
     private struct Outgoing: Sendable {
@@ -127,16 +129,21 @@ public struct GossipInstance: Sendable {
     private mutating func receive(_ message: GossipMessage, from peer: PeerID) -> [Directive] {
         switch message {
         case .acknowledge(let sequences):
-            acknowledge(sequences, from: peer)
-            return []
+            return acknowledge(sequences, from: peer)
         case .batch(let sequence, let documents, let acknowledges):
-            acknowledge(acknowledges, from: peer)
-            return receiveBatch(sequence, documents, from: peer)
+            return acknowledge(acknowledges, from: peer) + receiveBatch(sequence, documents, from: peer)
+        case .channels(let channels):
+            peers[peer]?.channels = Set(channels)
+            return []
         }
     }
 
-    private mutating func acknowledge(_ sequences: [UInt64], from peer: PeerID) {
-        for sequence in sequences { peers[peer]?.inFlight[sequence] = nil }
+    private mutating func acknowledge(_ sequences: [UInt64], from peer: PeerID) -> [Directive] {
+        var delivered: [DocumentID] = []
+        for sequence in sequences {
+            if let batch = peers[peer]?.inFlight.removeValue(forKey: sequence) { delivered += batch.documents.map(\.id) }
+        }
+        return delivered.isEmpty ? [] : [.delivered(delivered, to: peer)]
     }
 
     private mutating func receiveBatch(_ sequence: UInt64, _ documents: [[UInt8]], from peer: PeerID) -> [Directive] {

@@ -20,4 +20,6 @@ public enum GossipMessage: Sendable, Equatable {
     case batch(sequence: UInt64, documents: [[UInt8]], acknowledges: [UInt64])
     /// Acknowledges batches received, when no batch is going the other way to carry it.
     case acknowledge([UInt64])
+    /// The channels the sender carries (sent when a session starts and whenever they change).
+    case channels([ChannelID])
 }

@@ -2,6 +2,7 @@
 ///
 ///     batch:       [0, sequence, [acknowledged sequence, …], [document bytes, …]]
 ///     acknowledge: [1, [acknowledged sequence, …]]
+///     channels:    [2, [channel id, …]]
 ///
 /// Documents travel as byte strings holding their exact signed bytes. A decoder refuses anything else, and
 /// anything over the limits, before looking at a document.
@@ -10,6 +11,8 @@ extension GossipMessage {
     public static let maximumAcknowledgements = 1_024
     /// Most documents one batch carries.
     public static let maximumDocuments = 256
+    /// Most channels one node announces.
+    public static let maximumChannels = 1_024
 
     /// Why gossip bytes were refused.
     public enum WireError: Error, Equatable, Sendable {
@@ -32,6 +35,8 @@ extension GossipMessage {
                 ]))
         case .acknowledge(let sequences):
             CBOREncoder.encode(.array([.unsigned(1), .array(sequences.map { .unsigned($0) })]))
+        case .channels(let channels):
+            CBOREncoder.encode(.array([.unsigned(2), .array(channels.map { .bytes($0.bytes) })]))
         }
     }
 
@@ -51,6 +56,14 @@ extension GossipMessage {
             self = .batch(sequence: sequence, documents: bytes, acknowledges: try Self.sequences(parts[2]))
         case (1, 2):
             self = .acknowledge(try Self.sequences(parts[1]))
+        case (2, 2):
+            guard case .array(let items) = parts[1] else { throw .shape }
+            guard items.count <= Self.maximumChannels else { throw .tooMany }
+            self = .channels(
+                try items.map { item throws(WireError) -> ChannelID in
+                    guard case .bytes(let bytes) = item, let channel = ChannelID(bytes) else { throw .shape }
+                    return channel
+                })
         default:
             throw .shape
         }

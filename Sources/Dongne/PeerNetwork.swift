@@ -1,0 +1,216 @@
+import DongneNet
+import DongneStore
+import Foundation
+
+/// What a node's user may want to know about its peers.
+public struct PeerInfo: Sendable, Equatable {
+    /// The peer's identity.
+    public let identity: PublicKey
+    /// Where the session's other end is.
+    public let address: String
+    /// Whether this node dialled the peer.
+    public let isOutbound: Bool
+}
+
+/// A peer coming or going, for status lines.
+public enum PeerEvent: Sendable, Equatable {
+    /// A session is established.
+    case joined(PeerInfo)
+    /// A session ended, and why.
+    case left(PeerInfo, reason: String)
+}
+
+/// The shell around the gossip core: TCP connections, secure sessions, timers, and the node's store.
+///
+/// Every connection's bytes arrive in order through one task per connection; session actions become socket
+/// writes; gossip directives become session messages, admissions into the store (which shows new documents to
+/// listeners), and timers.
+actor PeerNetwork {
+    private struct Link {
+        let connection: TCPConnection
+        var session: SecureSession
+        let isOutbound: Bool
+        var peer: PublicKey?
+    }
+
+    private unowned let node: Node
+    private let networkKey: NetworkKey
+    private var gossip = GossipInstance()
+    private var links: [PeerID: Link] = [:]
+    private var nextPeer: UInt64 = 1
+    private var listener: TCPListener?
+    private var wakeAt: UInt64?
+    private let start = ContinuousClock.now
+    private var stopped = false
+    private let events: AsyncStream<PeerEvent>.Continuation
+    /// Peer events, for status lines; buffered up to 256 (the oldest dropped).
+    nonisolated let peerEvents: AsyncStream<PeerEvent>
+
+    init(node: Node, networkKey: NetworkKey) {
+        self.node = node
+        self.networkKey = networkKey
+        (peerEvents, events) = AsyncStream.makeStream(of: PeerEvent.self, bufferingPolicy: .bufferingNewest(256))
+    }
+
+    /// Starts listening on `port` (0: any free port); the address it listens on.
+    func listen(port: UInt16) throws -> SocketAddress {
+        let listener = try TCPListener(port: port) { [weak self] connection in
+            guard let self else { return connection.close() }
+            Task { await self.adopt(connection, outbound: false) }
+        }
+        self.listener = listener
+        return listener.address
+    }
+
+    /// Dials a peer and starts a session with it.
+    func connect(to address: SocketAddress) async throws {
+        let connection = try await Task.detached { try TCPConnection.connect(to: address) }.value
+        adopt(connection, outbound: true)
+    }
+
+    /// Says goodbye to every peer and stops listening.
+    func stop() {
+        stopped = true
+        listener?.close()
+        for id in links.keys.sorted() { perform(links[id]?.session.close() ?? [], on: id) }
+        events.finish()
+    }
+
+    /// The established sessions.
+    func peers() -> [PeerInfo] {
+        links.values.compactMap { link in
+            link.peer.map { PeerInfo(identity: $0, address: "\(link.connection.remote)", isOutbound: link.isOutbound) }
+        }.sorted { $0.identity < $1.identity }
+    }
+
+    /// A document this node wrote (already stored and shown locally) goes out to peers.
+    func published(_ document: Document) {
+        apply(gossip.handle(.published(id: document.id, channel: document.channel, bytes: document.bytes)))
+    }
+
+    /// The user's channels changed: tell every peer.
+    func announceChannels() {
+        for id in links.keys where links[id]?.peer != nil { sendGossip(.channels(joinedChannels()), to: id) }
+    }
+
+    // MARK: Connections
+
+    private func adopt(_ connection: TCPConnection, outbound: Bool) {
+        guard !stopped else { return connection.close() }
+        let id = PeerID(nextPeer)
+        nextPeer += 1
+        var session = SecureSession(role: outbound ? .initiator : .responder, identity: node.identity, networkKey: networkKey)
+        let opening = session.start()
+        links[id] = Link(connection: connection, session: session, isOutbound: outbound)
+        let (chunks, feed) = AsyncStream.makeStream(of: [UInt8].self)
+        connection.start(onReceive: { feed.yield($0) }, onClose: { _ in feed.finish() })
+        Task { [weak self] in
+            for await chunk in chunks { await self?.received(chunk, on: id) }
+            await self?.closed(id, reason: "connection closed")
+        }
+        perform(opening, on: id)
+    }
+
+    private func received(_ bytes: [UInt8], on id: PeerID) {
+        guard var link = links[id] else { return }
+        let actions = link.session.receive(bytes)
+        links[id] = link
+        perform(actions, on: id)
+    }
+
+    private func perform(_ actions: [SecureSession.Action], on id: PeerID) {
+        for action in actions {
+            guard let link = links[id] else { return }
+            switch action {
+            case .send(let bytes): link.connection.send(bytes)
+            case .established(let peer): established(id, peer: peer)
+            case .deliver(let bytes):
+                guard let message = try? GossipMessage(wireBytes: bytes) else { return closeLink(id, "malformed gossip") }
+                apply(gossip.handle(.received(message, from: id)))
+            case .close(let reason): closeLink(id, "\(reason)")
+            }
+        }
+    }
+
+    private func established(_ id: PeerID, peer: PublicKey) {
+        guard peer != node.publicKey else { return closeLink(id, "connected to itself") }
+        links[id]?.peer = peer
+        apply(gossip.handle(.connected(id, channels: [])))
+        sendGossip(.channels(joinedChannels()), to: id)
+        if let info = info(id) { events.yield(.joined(info)) }
+    }
+
+    private func closeLink(_ id: PeerID, _ reason: String) {
+        links[id]?.connection.close()
+        closed(id, reason: reason)
+    }
+
+    private func closed(_ id: PeerID, reason: String) {
+        let info = info(id)
+        guard links.removeValue(forKey: id) != nil else { return }
+        apply(gossip.handle(.disconnected(id)))
+        if let info { events.yield(.left(info, reason: reason)) }
+    }
+
+    private func info(_ id: PeerID) -> PeerInfo? {
+        guard let link = links[id], let peer = link.peer else { return nil }
+        return PeerInfo(identity: peer, address: "\(link.connection.remote)", isOutbound: link.isOutbound)
+    }
+
+    // MARK: Gossip
+
+    private func apply(_ directives: [GossipInstance.Directive]) {
+        for directive in directives {
+            switch directive {
+            case .send(let message, let peer): sendGossip(message, to: peer)
+            case .admit(let id, let bytes, _): Task { await admit(id, bytes) }
+            case .wake(let at): schedule(at)
+            case .delivered(let ids, _): Task { await acknowledged(ids) }
+            }
+        }
+    }
+
+    private func sendGossip(_ message: GossipMessage, to id: PeerID) {
+        guard var link = links[id] else { return }
+        let actions = link.session.send(message.wireBytes)
+        links[id] = link
+        perform(actions, on: id)
+    }
+
+    /// Checks and stores a received document (the node shows it to listeners), then tells the core.
+    private func admit(_ id: DocumentID, _ bytes: [UInt8]) async {
+        let result = await node.receive([bytes]).first
+        switch result {
+        case .success?: apply(gossip.handle(.admitted(id)))
+        case .failure?, nil: apply(gossip.handle(.refused(id)))
+        }
+    }
+
+    private func acknowledged(_ ids: [DocumentID]) async {
+        await node.acknowledged(ids)
+    }
+
+    private func schedule(_ at: UInt64) {
+        if let wakeAt, wakeAt <= at { return }
+        wakeAt = at
+        let delay = at > now ? at - now : 0
+        Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(delay))
+            await self?.tick()
+        }
+    }
+
+    private func tick() {
+        wakeAt = nil
+        apply(gossip.handle(.tick(now: now)))
+    }
+
+    private var now: UInt64 {
+        let elapsed = ContinuousClock.now - start
+        return UInt64(elapsed.components.seconds) * 1_000 + UInt64(elapsed.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    private func joinedChannels() -> [ChannelID] {
+        ((try? node.store.joinedChannels()) ?? []).sorted()
+    }
+}

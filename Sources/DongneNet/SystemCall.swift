@@ -1,0 +1,25 @@
+import Glibc
+
+/// A failed system call: which one, and its errno.
+public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The call that failed.
+    public let function: String
+    /// The C library's error number.
+    public let code: Int32
+
+    /// The C library's explanation.
+    public var description: String { "\(function): \(String(cString: strerror(code)))" }
+}
+
+/// Runs a system call, retrying while it is interrupted by a signal (EINTR), and turns -1 into a
+/// ``SystemError``: the one place where errno is read.
+@discardableResult
+func systemCall<Result: BinaryInteger>(_ function: String, _ body: () -> Result) throws(SystemError) -> Result {
+    while true {
+        let result = body()
+        if result >= 0 { return result }
+        let code = errno
+        if code == EINTR { continue }
+        throw SystemError(function: function, code: code)
+    }
+}
