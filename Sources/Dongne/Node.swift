@@ -1,5 +1,5 @@
-package import DongneStore
 import DongneNet
+package import DongneStore
 import Foundation
 
 /// A dongne node: one identity, one store, the listeners of its user.

@@ -18,6 +18,8 @@ public enum PeerEvent: Sendable, Equatable {
     case joined(PeerInfo)
     /// A session ended, and why.
     case left(PeerInfo, reason: String)
+    /// A connection ended before its session was established (wrong network key, a failed proof, junk), and why.
+    case refused(address: String, reason: String)
 }
 
 /// The shell around the gossip core: TCP connections, secure sessions, timers, and the node's store.
@@ -99,7 +101,8 @@ actor PeerNetwork {
         guard !stopped else { return connection.close() }
         let id = PeerID(nextPeer)
         nextPeer += 1
-        var session = SecureSession(role: outbound ? .initiator : .responder, identity: node.identity, networkKey: networkKey)
+        var session = SecureSession(
+            role: outbound ? .initiator : .responder, identity: node.identity, networkKey: networkKey)
         let opening = session.start()
         links[id] = Link(connection: connection, session: session, isOutbound: outbound)
         let (chunks, feed) = AsyncStream.makeStream(of: [UInt8].self)
@@ -125,7 +128,9 @@ actor PeerNetwork {
             case .send(let bytes): link.connection.send(bytes)
             case .established(let peer): established(id, peer: peer)
             case .deliver(let bytes):
-                guard let message = try? GossipMessage(wireBytes: bytes) else { return closeLink(id, "malformed gossip") }
+                guard let message = try? GossipMessage(wireBytes: bytes) else {
+                    return closeLink(id, "malformed gossip")
+                }
                 apply(gossip.handle(.received(message, from: id)))
             case .close(let reason): closeLink(id, "\(reason)")
             }
@@ -147,9 +152,13 @@ actor PeerNetwork {
 
     private func closed(_ id: PeerID, reason: String) {
         let info = info(id)
-        guard links.removeValue(forKey: id) != nil else { return }
+        guard let link = links.removeValue(forKey: id) else { return }
         apply(gossip.handle(.disconnected(id)))
-        if let info { events.yield(.left(info, reason: reason)) }
+        if let info {
+            events.yield(.left(info, reason: reason))
+        } else {
+            events.yield(.refused(address: "\(link.connection.remote)", reason: reason))
+        }
     }
 
     private func info(_ id: PeerID) -> PeerInfo? {
@@ -207,7 +216,8 @@ actor PeerNetwork {
 
     private var now: UInt64 {
         let elapsed = ContinuousClock.now - start
-        return UInt64(elapsed.components.seconds) * 1_000 + UInt64(elapsed.components.attoseconds / 1_000_000_000_000_000)
+        return UInt64(elapsed.components.seconds) * 1_000
+            + UInt64(elapsed.components.attoseconds / 1_000_000_000_000_000)
     }
 
     private func joinedChannels() -> [ChannelID] {

@@ -26,7 +26,8 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     /// `host:port`.
     public var description: String { "\(host):\(port)" }
 
-    func withSockaddr<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws(SystemError) -> T) throws(SystemError) -> T {
+    func withSockaddr<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws(SystemError) -> T) throws(SystemError) -> T
+    {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian

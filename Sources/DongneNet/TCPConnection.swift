@@ -30,7 +30,9 @@ public final class TCPConnection: @unchecked Sendable {
 
     /// Connects to `address`, giving up after `timeout` seconds.
     public static func connect(to address: SocketAddress, timeout: Double = 5) throws(SystemError) -> TCPConnection {
-        let descriptor = try systemCall("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        let descriptor = try systemCall("socket") {
+            socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
         do {
             let flags = try systemCall("fcntl") { fcntl(descriptor, F_GETFL) }
             try systemCall("fcntl") { fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
@@ -60,7 +62,9 @@ public final class TCPConnection: @unchecked Sendable {
 
     /// Starts reading: `onReceive` gets every chunk of bytes in order, then `onClose` once (nil error for a
     /// clean end of stream or a local close).
-    public func start(onReceive: @escaping @Sendable ([UInt8]) -> Void, onClose: @escaping @Sendable (SystemError?) -> Void) {
+    public func start(
+        onReceive: @escaping @Sendable ([UInt8]) -> Void, onClose: @escaping @Sendable (SystemError?) -> Void
+    ) {
         lock.withLock { self.onClose = onClose }
         let thread = Thread { [self] in
             var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -89,7 +93,9 @@ public final class TCPConnection: @unchecked Sendable {
         writer.async { [self] in
             var offset = 0
             while offset < bytes.count {
-                let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let written = bytes[offset...].withUnsafeBytes {
+                    Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
                 if written < 0 {
                     if errno == EINTR { continue }
                     return close()

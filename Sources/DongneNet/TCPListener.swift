@@ -10,8 +10,12 @@ public final class TCPListener: @unchecked Sendable {
     private var closed = false
 
     /// Listens on `host:port` (port 0: any free port) and hands each accepted connection to `onAccept`.
-    public init(host: String = "0.0.0.0", port: UInt16, onAccept: @escaping @Sendable (TCPConnection) -> Void) throws(SystemError) {
-        let descriptor = try systemCall("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+    public init(
+        host: String = "0.0.0.0", port: UInt16, onAccept: @escaping @Sendable (TCPConnection) -> Void
+    ) throws(SystemError) {
+        let descriptor = try systemCall("socket") {
+            socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
         var one: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         guard let requested = SocketAddress(host: host, port: port) else {

@@ -13,7 +13,8 @@ public enum SessionVectors {
         let staticKey = NoiseKeyPair(privateKey: VectorKeys.seed(startingAt: 0xa0))
         let proof = IdentityProof(identity: identity, staticKey: staticKey.publicKey)
         let contents: [String: JSONValue] = [
-            "about": .string("dongne session test vectors (Protocol/PROTOCOL.md part 2). Byte strings are lowercase hex."),
+            "about": .string(
+                "dongne session test vectors (Protocol/PROTOCOL.md part 2). Byte strings are lowercase hex."),
             "networkKey": .object([
                 "passphrase": .string(NetworkKey.defaultPassphrase), "salt": .string(Hex.encode(NetworkKey.salt)),
                 "key": .string(Hex.encode(NetworkKey(passphrase: NetworkKey.defaultPassphrase)!.bytes)),

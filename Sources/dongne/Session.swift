@@ -189,6 +189,11 @@ final class Session: @unchecked Sendable {
                     console.write(Self.peerLine(peer, names: names, event: "peer-joined", verb: "joined"))
                 case .left(let peer, let reason):
                     console.write(Self.peerLine(peer, names: names, event: "peer-left", verb: "left (\(reason))"))
+                case .refused(let address, let reason):
+                    console.write(
+                        ConsoleLine(
+                            text: "* no session with \(address): \(reason)", event: "peer-refused",
+                            fields: ["address": address, "reason": reason]))
                 }
             }
         }
@@ -201,11 +206,14 @@ final class Session: @unchecked Sendable {
         for peer in peers { console.write(Self.peerLine(peer, names: names, event: "peer", verb: "connected")) }
     }
 
-    private static func peerLine(_ peer: PeerInfo, names: [PublicKey: String], event: String, verb: String) -> ConsoleLine {
+    private static func peerLine(
+        _ peer: PeerInfo, names: [PublicKey: String], event: String, verb: String
+    ) -> ConsoleLine {
         let name = names[peer.identity] ?? "?"
         let direction = peer.isOutbound ? "to" : "from"
         return ConsoleLine(
-            text: "* peer \(peer.identity.fingerprint.short) (\(name)) \(verb), \(direction) \(peer.address)", event: event,
+            text: "* peer \(peer.identity.fingerprint.short) (\(name)) \(verb), \(direction) \(peer.address)",
+            event: event,
             fields: [
                 "fingerprint": peer.identity.fingerprint.short, "author": Hex.encode(peer.identity.bytes), "name": name,
                 "address": peer.address, "outbound": peer.isOutbound,

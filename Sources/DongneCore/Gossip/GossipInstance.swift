@@ -141,7 +141,9 @@ public struct GossipInstance: Sendable {
     private mutating func acknowledge(_ sequences: [UInt64], from peer: PeerID) -> [Directive] {
         var delivered: [DocumentID] = []
         for sequence in sequences {
-            if let batch = peers[peer]?.inFlight.removeValue(forKey: sequence) { delivered += batch.documents.map(\.id) }
+            if let batch = peers[peer]?.inFlight.removeValue(forKey: sequence) {
+                delivered += batch.documents.map(\.id)
+            }
         }
         return delivered.isEmpty ? [] : [.delivered(delivered, to: peer)]
     }

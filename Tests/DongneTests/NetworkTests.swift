@@ -1,0 +1,111 @@
+import Dongne
+import Foundation
+import Testing
+
+/// Real processes on real sockets: `dongne` REPLs linked with `--peer` over loopback.
+@Suite(.serialized) struct NetworkTests {
+    @Test func threeNodesChatThroughTheirREPLsAcrossTwoHops() async throws {
+        let a = try NodeProcess(name: "민지", extra: [])
+        defer { a.stop() }
+        let port = try await a.listeningPort()
+        let b = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(port)"])
+        defer { b.stop() }
+        let portB = try await b.listeningPort()
+        let c = try NodeProcess(name: "지수", extra: ["--peer", "127.0.0.1:\(portB)"])
+        defer { c.stop() }
+        #expect(await a.waitFor { $0["event"] as? String == "peer-joined" })
+        #expect(await c.waitFor { $0["event"] as? String == "peer-joined" })
+
+        a.type("안녕하세요 from A")
+        for node in [b, c] {  // c hears it through b
+            #expect(
+                await node.waitFor { $0["event"] as? String == "message" && $0["text"] as? String == "안녕하세요 from A" })
+        }
+        c.type("/location 37.5665 126.978")
+        #expect(await a.waitFor { $0["event"] as? String == "message" && $0["latitude"] as? Double == 37.5665 })
+        b.type("/peers")
+        #expect(await b.waitFor { $0["event"] as? String == "peer" && $0["name"] as? String == "지수" })
+    }
+
+    @Test func aNodeWithAnotherNetworkKeyGetsNoSession() async throws {
+        let a = try NodeProcess(name: "민지", extra: [])
+        defer { a.stop() }
+        let port = try await a.listeningPort()
+        let outsider = try NodeProcess(name: "외부인", extra: ["--peer", "127.0.0.1:\(port)", "--network-key", "another"])
+        defer { outsider.stop() }
+        #expect(await outsider.waitFor { $0["event"] as? String == "peer-refused" })
+        #expect(await a.waitFor { $0["event"] as? String == "peer-refused" }, "the refusal is visible on both ends")
+        a.type("비밀")
+        outsider.type("/peers")
+        #expect(await outsider.waitFor { $0["message"] as? String == "no peers connected" })
+        #expect(!outsider.lines.contains { $0["text"] as? String == "비밀" })
+        #expect(!a.lines.contains { $0["event"] as? String == "peer-joined" })
+    }
+}
+
+/// A `dongne` process in a fresh data directory, with `--json`, driven through its standard input.
+final class NodeProcess: @unchecked Sendable {
+    private let process = Process()
+    private let input = Pipe()
+    private let lock = NSLock()
+    private var received: [[String: Any]] = []
+    private let directory = NSTemporaryDirectory() + "dongne-net-" + UUID().uuidString
+
+    init(name: String, extra: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: REPLProcess.binary)
+        process.arguments =
+            ["--data", directory, "--name", name, "--port", "0", "--json", "--channel", "서울특별시"] + extra
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let reader = output.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            var pending = Data()
+            while case let chunk = reader.availableData, !chunk.isEmpty {
+                pending += chunk
+                while let newline = pending.firstIndex(of: 0x0a) {
+                    let line = pending[pending.startIndex..<newline]
+                    pending = pending[(newline + 1)...]
+                    if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] {
+                        lock.withLock { received.append(object) }
+                    }
+                }
+            }
+        }
+    }
+
+    var lines: [[String: Any]] { lock.withLock { received } }
+
+    func type(_ line: String) {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// Waits (at most 20 s) until a line satisfies `predicate`.
+    func waitFor(_ predicate: ([String: Any]) -> Bool) async -> Bool {
+        for _ in 0..<2_000 {
+            if lines.contains(where: predicate) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    func listeningPort() async throws -> Int {
+        guard await waitFor({ $0["event"] as? String == "listening" }),
+            let address = lines.first(where: { $0["event"] as? String == "listening" })?["address"] as? String,
+            let port = Int(address.split(separator: ":").last ?? "")
+        else { throw CancellationError() }
+        return port
+    }
+
+    /// Quits the REPL (killing it if it does not end) and removes its folder.
+    func stop() {
+        type("/quit")
+        try? input.fileHandleForWriting.close()
+        for _ in 0..<500 where process.isRunning { Thread.sleep(forTimeInterval: 0.01) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
