@@ -150,6 +150,15 @@ enum Sodium {
         return result == 0 ? plaintext : nil
     }
 
+    // MARK: SHA-256 (Negentropy's fingerprints)
+
+    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        ensureInitialised()
+        var digest = [UInt8](repeating: 0, count: 32)
+        crypto_hash_sha256(&digest, bytes, UInt64(bytes.count))
+        return digest
+    }
+
     // MARK: Password hashing
 
     /// Argon2id13 (crypto_pwhash) of `passphrase` with a 16-byte `salt`, at libsodium's "interactive" limits
