@@ -114,6 +114,11 @@ public final class Node: Sendable {
         network.get()?.peerEvents ?? AsyncStream { $0.finish() }
     }
 
+    /// A channel was reconciled with a peer: its snapshots are no longer only from this node's cache.
+    func reconciled(_ channel: ChannelID) async {
+        await hub.markReconciled(channel)
+    }
+
     /// Peers stored these documents: local writes among them are no longer pending.
     func acknowledged(_ ids: [DocumentID]) async {
         guard let cleared = try? await store.acknowledge(ids), !cleared.isEmpty else { return }

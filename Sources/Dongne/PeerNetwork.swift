@@ -42,6 +42,10 @@ actor PeerNetwork {
     private var nextPeer: UInt64 = 1
     private var listener: TCPListener?
     private var wakeAt: UInt64?
+    /// Reconciliations this node started, by session and channel.
+    private var syncs: [PeerID: [ChannelID: Negentropy]] = [:]
+    /// The largest Negentropy message: fits one session message with room to spare.
+    static let reconciliationFrameLimit = 60_000
     private let start = ContinuousClock.now
     private var stopped = false
     private let events: AsyncStream<PeerEvent>.Continuation
@@ -131,7 +135,7 @@ actor PeerNetwork {
                 guard let message = try? GossipMessage(wireBytes: bytes) else {
                     return closeLink(id, "malformed gossip")
                 }
-                apply(gossip.handle(.received(message, from: id)))
+                handle(message, from: id)
             case .close(let reason): closeLink(id, "\(reason)")
             }
         }
@@ -145,6 +149,67 @@ actor PeerNetwork {
         if let info = info(id) { events.yield(.joined(info)) }
     }
 
+    // MARK: Reconciliation
+
+    private func handle(_ message: GossipMessage, from id: PeerID) {
+        switch message {
+        case .channels(let channels):
+            apply(gossip.handle(.received(message, from: id)))
+            // The dialling side reconciles every channel both ends carry, once per session.
+            guard links[id]?.isOutbound == true else { return }
+            for channel in Set(channels).intersection(joinedChannels()) where syncs[id]?[channel] == nil {
+                startSync(channel, with: id)
+            }
+        case .reconcile(let channel, let fromInitiator, let payload):
+            fromInitiator ? answerSync(channel, payload, from: id) : continueSync(channel, payload, with: id)
+        case .request(let ids):
+            guard let documents = try? node.store.gossipDocuments(ids), !documents.isEmpty else { return }
+            apply(gossip.handle(.offer(documents, to: id)))
+        case .reconciled(let channel):
+            Task { await node.reconciled(channel) }
+        case .batch, .acknowledge:
+            apply(gossip.handle(.received(message, from: id)))
+        }
+    }
+
+    private func startSync(_ channel: ChannelID, with id: PeerID) {
+        var sync = Negentropy(items: items(channel), frameSizeLimit: Self.reconciliationFrameLimit)
+        let first = sync.initiate()
+        syncs[id, default: [:]][channel] = sync
+        sendGossip(.reconcile(channel: channel, fromInitiator: true, payload: first), to: id)
+    }
+
+    private func answerSync(_ channel: ChannelID, _ payload: [UInt8], from id: PeerID) {
+        guard joinedChannels().contains(channel) else { return }
+        var responder = Negentropy(items: items(channel), frameSizeLimit: Self.reconciliationFrameLimit)
+        guard let reply = try? responder.reconcile(payload).reply else {
+            return closeLink(id, "malformed reconciliation")
+        }
+        sendGossip(.reconcile(channel: channel, fromInitiator: false, payload: reply), to: id)
+    }
+
+    private func continueSync(_ channel: ChannelID, _ payload: [UInt8], with id: PeerID) {
+        guard var sync = syncs[id]?[channel] else { return }
+        guard let (next, have, need) = try? sync.reconcile(payload) else {
+            return closeLink(id, "malformed reconciliation")
+        }
+        syncs[id]?[channel] = sync
+        if !need.isEmpty { sendGossip(.request(need.compactMap(DocumentID.init)), to: id) }
+        if !have.isEmpty, let documents = try? node.store.gossipDocuments(have.compactMap(DocumentID.init)) {
+            apply(gossip.handle(.offer(documents, to: id)))
+        }
+        if let next {
+            sendGossip(.reconcile(channel: channel, fromInitiator: true, payload: next), to: id)
+        } else {
+            sendGossip(.reconciled(channel), to: id)
+            Task { await node.reconciled(channel) }
+        }
+    }
+
+    private func items(_ channel: ChannelID) -> [NegentropyItem] {
+        (try? node.store.reconciliationItems(in: channel)) ?? []
+    }
+
     private func closeLink(_ id: PeerID, _ reason: String) {
         links[id]?.connection.close()
         closed(id, reason: reason)
@@ -153,6 +218,7 @@ actor PeerNetwork {
     private func closed(_ id: PeerID, reason: String) {
         let info = info(id)
         guard let link = links.removeValue(forKey: id) else { return }
+        syncs[id] = nil
         apply(gossip.handle(.disconnected(id)))
         if let info {
             events.yield(.left(info, reason: reason))

@@ -91,3 +91,35 @@ extension Store {
         }
     }
 }
+
+extension Store {
+    /// Every stored document of a channel as a reconciliation item: (created, id), in protocol order.
+    public func reconciliationItems(in channel: ChannelID) throws(StoreError) -> [NegentropyItem] {
+        try read { connection throws(SQLiteError) -> [NegentropyItem] in
+            let statement = try connection.statement(
+                "SELECT created, id FROM documents WHERE channel = ? ORDER BY created, id"
+            )
+            .bind(.blob(channel.bytes))
+            var items: [NegentropyItem] = []
+            while try statement.step() {
+                if let item = NegentropyItem(timestamp: UInt64(statement.integer(0)), id: statement.blob(1)) {
+                    items.append(item)
+                }
+            }
+            return items
+        }
+    }
+
+    /// The exact bytes of the stored documents among `ids`, for sending.
+    public func gossipDocuments(_ ids: [DocumentID]) throws(StoreError) -> [GossipDocument] {
+        try read { connection throws(SQLiteError) -> [GossipDocument] in
+            var documents: [GossipDocument] = []
+            for id in ids {
+                let statement = try connection.statement("SELECT bytes FROM documents WHERE id = ?").bind(
+                    .blob(id.bytes))
+                if try statement.step() { documents.append(GossipDocument(id: id, bytes: statement.blob(0))) }
+            }
+            return documents
+        }
+    }
+}

@@ -27,6 +27,27 @@ import Testing
         #expect(await b.waitFor { $0["event"] as? String == "peer" && $0["name"] as? String == "지수" })
     }
 
+    @Test func aNodeThatWasStoppedCatchesUpWhenItStartsAgain() async throws {
+        let a = try NodeProcess(name: "민지", extra: [])
+        defer { a.stop() }
+        let port = try await a.listeningPort()
+        let directory = NSTemporaryDirectory() + "dongne-net-" + UUID().uuidString
+        let b = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(port)"], directory: directory)
+        #expect(await b.waitFor { $0["event"] as? String == "peer-joined" })
+        b.type("before the break")
+        #expect(await a.waitFor { $0["text"] as? String == "before the break" })
+        b.stop(keepingData: true)
+        #expect(await a.waitFor { $0["event"] as? String == "peer-left" })
+        for index in 1...3 { a.type("while you were away \(index)") }
+        let again = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(port)"], directory: directory)
+        defer { again.stop() }
+        for index in 1...3 {
+            #expect(await again.waitFor { $0["text"] as? String == "while you were away \(index)" })
+        }
+        again.type("back")
+        #expect(await a.waitFor { $0["text"] as? String == "back" })
+    }
+
     @Test func aNodeWithAnotherNetworkKeyGetsNoSession() async throws {
         let a = try NodeProcess(name: "민지", extra: [])
         defer { a.stop() }
@@ -49,9 +70,12 @@ final class NodeProcess: @unchecked Sendable {
     private let input = Pipe()
     private let lock = NSLock()
     private var received: [[String: Any]] = []
-    private let directory = NSTemporaryDirectory() + "dongne-net-" + UUID().uuidString
+    private let directory: String
 
-    init(name: String, extra: [String]) throws {
+    init(
+        name: String, extra: [String], directory: String = NSTemporaryDirectory() + "dongne-net-" + UUID().uuidString
+    ) throws {
+        self.directory = directory
         process.executableURL = URL(fileURLWithPath: REPLProcess.binary)
         process.arguments =
             ["--data", directory, "--name", name, "--port", "0", "--json", "--channel", "서울특별시"] + extra
@@ -99,13 +123,49 @@ final class NodeProcess: @unchecked Sendable {
         return port
     }
 
-    /// Quits the REPL (killing it if it does not end) and removes its folder.
-    func stop() {
+    /// Quits the REPL (killing it if it does not end) and removes its folder unless asked to keep it.
+    func stop(keepingData: Bool = false) {
         type("/quit")
         try? input.fileHandleForWriting.close()
         for _ in 0..<500 where process.isRunning { Thread.sleep(forTimeInterval: 0.01) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-        try? FileManager.default.removeItem(atPath: directory)
+        if !keepingData { try? FileManager.default.removeItem(atPath: directory) }
+    }
+}
+
+/// Listener metadata becomes real once there are peers: two nodes in this process, over loopback.
+@Suite struct NetworkMetadataTests {
+    static func node(_ name: String, listen: Bool, peers: [String] = []) async throws -> (Node, String) {
+        let directory = NSTemporaryDirectory() + "dongne-meta-" + UUID().uuidString
+        let configuration = Configuration(
+            dataDirectory: directory, displayName: name, listenPort: listen ? 0 : nil, peers: peers)
+        return (try await Node.start(configuration), directory)
+    }
+
+    @Test func pendingWritesClearWhenAPeerStoresThemAndReconcilingEndsTheCache() async throws {
+        let (a, directoryA) = try await Self.node("민지", listen: true)
+        _ = try await a.join("서울특별시")
+        let port = try #require(a.listeningAddress?.split(separator: ":").last)
+        let (b, directoryB) = try await Self.node("준호", listen: false, peers: ["127.0.0.1:\(port)"])
+        defer {
+            for directory in [directoryA, directoryB] { try? FileManager.default.removeItem(atPath: directory) }
+        }
+        let seoul = try await b.join("서울특별시")
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try seoul.messages.addSnapshotListener(includeMetadataChanges: true, recorder.callback)
+        try await seoul.send(.text("확인해 주세요"))
+        #expect(recorder.last?.documents.first?.metadata.hasPendingWrites == true)
+        var cleared = false, reconciled = false
+        for _ in 0..<2_000 where !(cleared && reconciled) {
+            try await Task.sleep(for: .milliseconds(10))
+            cleared = recorder.last?.documents.first?.metadata.hasPendingWrites == false
+            reconciled = recorder.last?.metadata.isFromCache == false
+        }
+        #expect(cleared, "a peer acknowledged the message: no longer pending")
+        #expect(reconciled, "the channel was reconciled with a peer: no longer from cache only")
+        registration.remove()
+        await b.stop()
+        await a.stop()
     }
 }

@@ -46,6 +46,8 @@ public struct GossipInstance: Sendable {
         case refused(DocumentID)
         /// Time passes: the current time, in milliseconds.
         case tick(now: UInt64)
+        /// Send these stored documents to one peer (which reconciliation found it lacks, or it asked for).
+        case offer([GossipDocument], to: PeerID)
     }
 
     /// Something the shell must do.
@@ -121,7 +123,18 @@ public struct GossipInstance: Sendable {
         case .tick(let time):
             now = max(now, time)
             return flush()
+        case .offer(let documents, let peer):
+            return offer(documents, to: peer)
         }
+    }
+
+    private mutating func offer(_ documents: [GossipDocument], to peer: PeerID) -> [Directive] {
+        guard var outgoing = peers[peer] else { return [] }
+        for document in documents where outgoing.queued.insert(document.id).inserted {
+            outgoing.queue.append((document.id, document.bytes))
+        }
+        peers[peer] = outgoing
+        return scheduleFlush()
     }
 
     // MARK: Receiving
@@ -135,6 +148,8 @@ public struct GossipInstance: Sendable {
         case .channels(let channels):
             peers[peer]?.channels = Set(channels)
             return []
+        case .reconcile, .request, .reconciled:
+            return []  // the shell handles reconciliation (see ChannelSync)
         }
     }
 

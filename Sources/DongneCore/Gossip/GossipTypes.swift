@@ -22,4 +22,24 @@ public enum GossipMessage: Sendable, Equatable {
     case acknowledge([UInt64])
     /// The channels the sender carries (sent when a session starts and whenever they change).
     case channels([ChannelID])
+    /// A Negentropy V1 message about one channel's documents, from the reconciliation's initiator or responder.
+    case reconcile(channel: ChannelID, fromInitiator: Bool, payload: [UInt8])
+    /// Asks the peer to send these documents (ids learnt by reconciliation).
+    case request([DocumentID])
+    /// The initiator finished reconciling this channel with the receiver.
+    case reconciled(ChannelID)
+}
+
+/// A stored document as gossip carries it: its id and its exact bytes.
+public struct GossipDocument: Hashable, Sendable {
+    /// The document's id.
+    public let id: DocumentID
+    /// Its exact signed bytes.
+    public let bytes: [UInt8]
+
+    /// A document to send.
+    public init(id: DocumentID, bytes: [UInt8]) {
+        self.id = id
+        self.bytes = bytes
+    }
 }

@@ -3,6 +3,9 @@
 ///     batch:       [0, sequence, [acknowledged sequence, …], [document bytes, …]]
 ///     acknowledge: [1, [acknowledged sequence, …]]
 ///     channels:    [2, [channel id, …]]
+///     reconcile:   [3, channel id, from initiator (bool), Negentropy message]
+///     request:     [4, [document id, …]]
+///     reconciled:  [5, channel id]
 ///
 /// Documents travel as byte strings holding their exact signed bytes. A decoder refuses anything else, and
 /// anything over the limits, before looking at a document.
@@ -37,6 +40,12 @@ extension GossipMessage {
             CBOREncoder.encode(.array([.unsigned(1), .array(sequences.map { .unsigned($0) })]))
         case .channels(let channels):
             CBOREncoder.encode(.array([.unsigned(2), .array(channels.map { .bytes($0.bytes) })]))
+        case .reconcile(let channel, let fromInitiator, let payload):
+            CBOREncoder.encode(.array([.unsigned(3), .bytes(channel.bytes), .bool(fromInitiator), .bytes(payload)]))
+        case .request(let ids):
+            CBOREncoder.encode(.array([.unsigned(4), .array(ids.map { .bytes($0.bytes) })]))
+        case .reconciled(let channel):
+            CBOREncoder.encode(.array([.unsigned(5), .bytes(channel.bytes)]))
         }
     }
 
@@ -64,6 +73,23 @@ extension GossipMessage {
                     guard case .bytes(let bytes) = item, let channel = ChannelID(bytes) else { throw .shape }
                     return channel
                 })
+        case (3, 4):
+            guard case .bytes(let channel) = parts[1], let id = ChannelID(channel),
+                case .bool(let initiator) = parts[2],
+                case .bytes(let payload) = parts[3]
+            else { throw .shape }
+            self = .reconcile(channel: id, fromInitiator: initiator, payload: payload)
+        case (4, 2):
+            guard case .array(let items) = parts[1] else { throw .shape }
+            guard items.count <= Self.maximumAcknowledgements else { throw .tooMany }
+            self = .request(
+                try items.map { item throws(WireError) -> DocumentID in
+                    guard case .bytes(let bytes) = item, let id = DocumentID(bytes) else { throw .shape }
+                    return id
+                })
+        case (5, 2):
+            guard case .bytes(let channel) = parts[1], let id = ChannelID(channel) else { throw .shape }
+            self = .reconciled(id)
         default:
             throw .shape
         }
