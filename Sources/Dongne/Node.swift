@@ -67,12 +67,12 @@ public final class Node: Sendable {
         if try store.setting(Self.displayNameSetting) != Array(configuration.displayName.utf8) {
             try await node.setDisplayName(configuration.displayName)
         }
-        if configuration.listenPort != nil || !configuration.peers.isEmpty { try await node.startNetwork() }
+        try await node.startNetwork()
         return node
     }
 
-    /// Starts the network: listening, and dialling the configured peers (a peer that does not answer is
-    /// reported through ``peerEvents``, not thrown: the node works without it).
+    /// Starts the network: listening if a port is configured, and dialling the configured peers. Without
+    /// either the node still dials when asked (``connect(to:)``); it opens no socket until then.
     private func startNetwork() async throws {
         guard let networkKey = NetworkKey(passphrase: configuration.networkPassphrase) else {
             throw DongneError.networkUnavailable("cannot derive the network key (not enough memory)")
@@ -102,6 +102,11 @@ public final class Node: Sendable {
         do { try await network.connect(to: socketAddress) } catch {
             throw DongneError.networkUnavailable("cannot connect to \(address): \(error)")
         }
+    }
+
+    /// Bytes this node has written to and read from its peers (for benchmarks and status).
+    public func networkTraffic() async -> (sent: Int, received: Int) {
+        await network.get()?.traffic() ?? (0, 0)
     }
 
     /// The peers with an established session.

@@ -42,8 +42,14 @@ actor PeerNetwork {
     private var nextPeer: UInt64 = 1
     private var listener: TCPListener?
     private var wakeAt: UInt64?
+    private var closedTraffic = (sent: 0, received: 0)
     /// Reconciliations this node started, by session and channel.
     private var syncs: [PeerID: [ChannelID: Negentropy]] = [:]
+    /// Documents reconciliation found the peer lacks, still to offer (a chunk at a time, as acknowledgements
+    /// come back, so a large catch-up never overflows the peer's gossip queue).
+    private var toOffer: [PeerID: [DocumentID]] = [:]
+    /// Documents offered per step of a catch-up.
+    static let catchUpChunk = 1_024
     /// The largest Negentropy message: fits one session message with room to spare.
     static let reconciliationFrameLimit = 60_000
     private let start = ContinuousClock.now
@@ -80,6 +86,14 @@ actor PeerNetwork {
         listener?.close()
         for id in links.keys.sorted() { perform(links[id]?.session.close() ?? [], on: id) }
         events.finish()
+    }
+
+    /// Bytes this node's sessions have written and read, closed ones included.
+    func traffic() -> (sent: Int, received: Int) {
+        links.values.reduce(closedTraffic) { total, link in
+            let traffic = link.connection.traffic
+            return (total.sent + traffic.sent, total.received + traffic.received)
+        }
     }
 
     /// The established sessions.
@@ -155,19 +169,23 @@ actor PeerNetwork {
         switch message {
         case .channels(let channels):
             apply(gossip.handle(.received(message, from: id)))
-            // The dialling side reconciles every channel both ends carry, once per session.
-            guard links[id]?.isOutbound == true else { return }
+            // Each end reconciles every channel both carry, once per session, and pushes what the other lacks:
+            // the end that has documents offers them, so nothing is asked for and no id list travels twice.
             for channel in Set(channels).intersection(joinedChannels()) where syncs[id]?[channel] == nil {
                 startSync(channel, with: id)
             }
         case .reconcile(let channel, let fromInitiator, let payload):
             fromInitiator ? answerSync(channel, payload, from: id) : continueSync(channel, payload, with: id)
         case .request(let ids):
-            guard let documents = try? node.store.gossipDocuments(ids), !documents.isEmpty else { return }
+            guard ids.count <= Self.catchUpChunk, let documents = try? node.store.gossipDocuments(ids),
+                !documents.isEmpty
+            else { return }
             apply(gossip.handle(.offer(documents, to: id)))
         case .reconciled(let channel):
             Task { await node.reconciled(channel) }
-        case .batch, .acknowledge:
+        case .batch:
+            apply(gossip.handle(.received(message, from: id)))
+        case .acknowledge:
             apply(gossip.handle(.received(message, from: id)))
         }
     }
@@ -194,9 +212,10 @@ actor PeerNetwork {
             return closeLink(id, "malformed reconciliation")
         }
         syncs[id]?[channel] = sync
-        if !need.isEmpty { sendGossip(.request(need.compactMap(DocumentID.init)), to: id) }
-        if !have.isEmpty, let documents = try? node.store.gossipDocuments(have.compactMap(DocumentID.init)) {
-            apply(gossip.handle(.offer(documents, to: id)))
+        _ = need  // the peer's own reconciliation pushes these
+        if !have.isEmpty {
+            toOffer[id, default: []] += have.compactMap(DocumentID.init)
+            offerMore(to: id)
         }
         if let next {
             sendGossip(.reconcile(channel: channel, fromInitiator: true, payload: next), to: id)
@@ -204,6 +223,16 @@ actor PeerNetwork {
             sendGossip(.reconciled(channel), to: id)
             Task { await node.reconciled(channel) }
         }
+    }
+
+    /// Offers the next chunk of documents the peer lacks, while its gossip queue is short.
+    private func offerMore(to id: PeerID) {
+        guard var queue = toOffer[id], !queue.isEmpty, gossip.queuedCount(for: id) < Self.catchUpChunk else { return }
+        let chunk = Array(queue.prefix(Self.catchUpChunk))
+        queue.removeFirst(chunk.count)
+        toOffer[id] = queue.isEmpty ? nil : queue
+        guard let documents = try? node.store.gossipDocuments(chunk) else { return }
+        apply(gossip.handle(.offer(documents, to: id)))
     }
 
     private func items(_ channel: ChannelID) -> [NegentropyItem] {
@@ -218,7 +247,10 @@ actor PeerNetwork {
     private func closed(_ id: PeerID, reason: String) {
         let info = info(id)
         guard let link = links.removeValue(forKey: id) else { return }
+        let traffic = link.connection.traffic
+        closedTraffic = (closedTraffic.sent + traffic.sent, closedTraffic.received + traffic.received)
         syncs[id] = nil
+        toOffer[id] = nil
         apply(gossip.handle(.disconnected(id)))
         if let info {
             events.yield(.left(info, reason: reason))
@@ -235,14 +267,19 @@ actor PeerNetwork {
     // MARK: Gossip
 
     private func apply(_ directives: [GossipInstance.Directive]) {
+        var admissions: [(id: DocumentID, bytes: [UInt8])] = []
         for directive in directives {
             switch directive {
             case .send(let message, let peer): sendGossip(message, to: peer)
-            case .admit(let id, let bytes, _): Task { await admit(id, bytes) }
+            case .admit(let id, let bytes, _): admissions.append((id, bytes))
             case .wake(let at): schedule(at)
-            case .delivered(let ids, _): Task { await acknowledged(ids) }
+            case .delivered(let ids, let peer):
+                Task { await acknowledged(ids) }
+                offerMore(to: peer)
             }
         }
+        // The documents of one batch are checked and stored together: one ingest, one commit, one refresh.
+        if !admissions.isEmpty { Task { await admit(admissions) } }
     }
 
     private func sendGossip(_ message: GossipMessage, to id: PeerID) {
@@ -253,11 +290,13 @@ actor PeerNetwork {
     }
 
     /// Checks and stores a received document (the node shows it to listeners), then tells the core.
-    private func admit(_ id: DocumentID, _ bytes: [UInt8]) async {
-        let result = await node.receive([bytes]).first
-        switch result {
-        case .success?: apply(gossip.handle(.admitted(id)))
-        case .failure?, nil: apply(gossip.handle(.refused(id)))
+    private func admit(_ documents: [(id: DocumentID, bytes: [UInt8])]) async {
+        let results = await node.receive(documents.map(\.bytes))
+        for (document, result) in zip(documents, results) {
+            switch result {
+            case .success: apply(gossip.handle(.admitted(document.id)))
+            case .failure: apply(gossip.handle(.refused(document.id)))
+            }
         }
     }
 

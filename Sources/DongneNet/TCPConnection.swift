@@ -17,6 +17,8 @@ public final class TCPConnection: @unchecked Sendable {
     private let writer: DispatchQueue
     private let lock = NSLock()
     private var queuedBytes = 0
+    private var sent = 0
+    private var received = 0
     private var closed = false
     private var onClose: (@Sendable (SystemError?) -> Void)?
 
@@ -71,6 +73,7 @@ public final class TCPConnection: @unchecked Sendable {
             while true {
                 let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
                 if count > 0 {
+                    lock.withLock { received += count }
                     onReceive(Array(buffer[0..<count]))
                 } else if count == 0 || errno != EINTR {
                     finish(count == 0 || lock.withLock({ closed }) ? nil : SystemError(function: "read", code: errno))
@@ -102,9 +105,15 @@ public final class TCPConnection: @unchecked Sendable {
                 }
                 offset += written
             }
-            lock.withLock { queuedBytes -= bytes.count }
+            lock.withLock {
+                queuedBytes -= bytes.count
+                sent += bytes.count
+            }
         }
     }
+
+    /// Bytes written to and read from the socket so far.
+    public var traffic: (sent: Int, received: Int) { lock.withLock { (sent, received) } }
 
     /// Closes the connection; the reader ends and `onClose` runs. Idempotent.
     public func close() {

@@ -12,10 +12,11 @@ enum ListenerBenchmark {
     static let window = 50
 
     static func run() async throws -> Bool {
-        try ThreadFixture.ensure()
-        let node = try await Node.start(Configuration(dataDirectory: ThreadFixture.directory, displayName: "bench"))
-        let big = try node.channel(named: ThreadFixture.bigChannel)
-        let small = try node.channel(named: ThreadFixture.smallChannel)
+        try ThreadFixture.listeners.ensure()
+        let node = try await Node.start(
+            Configuration(dataDirectory: ThreadFixture.listeners.directory, displayName: "bench"))
+        let big = try node.channel(named: ThreadFixture.listeners.channels[0].name)
+        let small = try node.channel(named: ThreadFixture.listeners.channels[1].name)
 
         let bigFirst = try await firstSnapshotTimes(big, repetitions: 300)
         let smallFirst = try await firstSnapshotTimes(small, repetitions: 300)

@@ -2,43 +2,52 @@ import DongneCore
 import DongneStore
 import Foundation
 
-/// A data directory whose store holds one channel of 1,000,000 messages and one of 1,000, made once and kept
-/// under `.build/bench/` (making it signs a million documents). It is built by a child process, so the
+/// A data directory whose store holds signed messages in some channels, made once and kept under
+/// `.build/bench/` (making one signs up to a million documents). It is built by a child process, so the
 /// benchmark's own memory figures do not include the documents that were generated.
-enum ThreadFixture {
-    static let bigChannel = "서울특별시"
-    static let smallChannel = "경기도"
-    static let bigCount = 1_000_000
-    static let smallCount = 1_000
+struct ThreadFixture: Sendable {
+    /// One channel of 1,000,000 messages and one of 1,000 (`dongne-bench listeners`).
+    static let listeners = ThreadFixture(
+        name: "thread-1m", channels: [("서울특별시", 1_000_000), ("경기도", 1_000)], padding: 0)
+    /// One channel of 100,000 messages of about 300 bytes (`dongne-bench sync`).
+    static let catchUp = ThreadFixture(name: "thread-100k", channels: [("부산광역시", 100_000)], padding: 13)
+    static let all = [listeners, catchUp]
 
-    static var directory: String { FileManager.default.currentDirectoryPath + "/.build/bench/thread-1m" }
+    let name: String
+    let channels: [(name: String, count: Int)]
+    /// Repetitions of a 3-syllable word added to every text, to make documents of a realistic size.
+    let padding: Int
+
+    var directory: String { FileManager.default.currentDirectoryPath + "/.build/bench/" + name }
 
     /// The marker of a finished fixture names the schema it was made with; another schema makes it again.
-    static var marker: String { directory + "/complete-" + Store.schemaFingerprint }
+    var marker: String { directory + "/complete-" + Store.schemaFingerprint }
 
-    /// Makes the fixture if it is not there yet, in a child process running `dongne-bench make-thread-fixture`.
-    static func ensure() throws {
+    /// Makes the fixture if it is not there yet, in a child process running `dongne-bench make-fixture NAME`.
+    func ensure() throws {
         if FileManager.default.fileExists(atPath: marker) { return }
-        print("making \(directory) (1,000,000 signed messages; once)…")
+        let total = channels.reduce(0) { $0 + $1.count }
+        print("making \(directory) (\(total) signed messages; once)…")
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).absoluteURL
-        child.arguments = ["make-thread-fixture"]
+        child.arguments = ["make-fixture", name]
         try child.run()
         child.waitUntilExit()
         guard child.terminationStatus == 0 else { throw BenchmarkError("making the fixture failed") }
     }
 
     /// Signs and stores the fixture's messages (the child's work).
-    static func make() async throws {
+    func make() async throws {
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let store = try Store(path: directory + "/dongne.sqlite")
         let authors = (0..<50).map { SigningKey(seed: [UInt8](repeating: UInt8($0), count: 32))! }
-        for (name, count) in [(bigChannel, bigCount), (smallChannel, smallCount)] {
+        let filler = String(repeating: "떡볶이 ", count: padding)
+        for (name, count) in channels {
             let channel = try ChannelName(normalizing: name).id
             for start in stride(from: 0, to: count, by: 4_096) {
                 let range = start..<min(start + 4_096, count)
-                let documents = try await sign(range, channel: channel, authors: authors)
+                let documents = try await Self.sign(range, channel: channel, authors: authors, filler: filler)
                 _ = try await store.insert(documents)
             }
         }
@@ -47,17 +56,19 @@ enum ThreadFixture {
     }
 
     /// Signs a range of messages on every core.
-    private static func sign(_ range: Range<Int>, channel: ChannelID, authors: [SigningKey]) async throws -> [Document]
-    {
+    private static func sign(
+        _ range: Range<Int>, channel: ChannelID, authors: [SigningKey], filler: String
+    ) async throws -> [Document] {
         try await withThrowingTaskGroup(of: [Document].self) { group in
             let half = range.lowerBound + range.count / 2
             for part in [range.lowerBound..<half, half..<range.upperBound] {
                 group.addTask {
                     try part.map { index in
+                        let text = "메시지 \(index) \(filler)"
                         let body = DocumentBody.message(
-                            Message(channel: channel, senderName: "이웃 \(index % 50)", content: .text("메시지 \(index)")))
-                        return try Document.sign(
-                            body, created: 1_700_000_000_000 + UInt64(index) * 1_000, by: authors[index % 50])
+                            Message(channel: channel, senderName: "이웃 \(index % 50)", content: .text(text)))
+                        let created = 1_700_000_000_000 + UInt64(index) * 1_000
+                        return try Document.sign(body, created: created, by: authors[index % 50])
                     }
                 }
             }

@@ -6,8 +6,9 @@ import Foundation
 //   swift run -c release dongne-bench ingest
 //   swift run -c release dongne-bench listeners
 //   swift run -c release dongne-bench simulate
+//   swift run -c release dongne-bench sync
 
-let usage = "usage: dongne-bench ingest | listeners | simulate"
+let usage = "usage: dongne-bench ingest | listeners | simulate | sync"
 switch CommandLine.arguments.dropFirst().first {
 case "ingest":
     let met = try await IngestBenchmark.run()
@@ -18,8 +19,12 @@ case "listeners":
 case "simulate":
     let met = GossipSimulationBenchmark.run()
     exit(met ? 0 : 1)
-case "make-thread-fixture":
-    try await ThreadFixture.make()
+case "sync":
+    let met = try await SyncBenchmark.run()
+    exit(met ? 0 : 1)
+case "make-fixture":
+    guard let fixture = ThreadFixture.all.first(where: { $0.name == CommandLine.arguments.last }) else { exit(2) }
+    try await fixture.make()
 default:
     FileHandle.standardError.write(Data("\(usage)\n".utf8))
     exit(2)

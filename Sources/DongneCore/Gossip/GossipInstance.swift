@@ -23,6 +23,8 @@ public struct GossipInstance: Sendable {
         public var maximumBatchDocuments = 256
         /// Document bytes per batch, so that a batch fits one session message with room to spare.
         public var maximumBatchBytes = 60_000
+        /// Queued documents that make a backlog: sent as soon as acknowledgements open the window.
+        public var backlog = 128
         /// Documents queued per link before the oldest are dropped (reconciliation repairs them).
         public var maximumQueuedDocuments = 20_000
 
@@ -102,6 +104,9 @@ public struct GossipInstance: Sendable {
     /// Documents this instance has seen admitted or published.
     public var knownCount: Int { known.count }
 
+    /// Documents waiting in a peer's queue (not yet in a batch).
+    public func queuedCount(for peer: PeerID) -> Int { peers[peer]?.queue.count ?? 0 }
+
     /// Handles one event.
     public mutating func handle(_ event: Event) -> [Directive] {
         switch event {
@@ -160,7 +165,35 @@ public struct GossipInstance: Sendable {
                 delivered += batch.documents.map(\.id)
             }
         }
-        return delivered.isEmpty ? [] : [.delivered(delivered, to: peer)]
+        guard !delivered.isEmpty else { return [] }
+        // A backlog (a catch-up) goes on as soon as the window opens; a few new documents wait for the flush,
+        // where they share a batch with whatever else came in the meantime.
+        guard var outgoing = peers[peer] else { return [.delivered(delivered, to: peer)] }
+        var directives: [Directive] = [.delivered(delivered, to: peer)]
+        while outgoing.queue.count >= settings.backlog && outgoing.inFlight.count < settings.windowSize {
+            let (sequence, documents) = takeBatch(from: &outgoing)
+            directives.append(.send(.batch(sequence: sequence, documents: documents, acknowledges: []), to: peer))
+        }
+        peers[peer] = outgoing
+        return directives
+    }
+
+    /// Moves the next batch from the queue into the window; its sequence and document bytes.
+    private func takeBatch(from outgoing: inout Outgoing) -> (UInt64, [[UInt8]]) {
+        var documents: [(id: DocumentID, bytes: [UInt8])] = []
+        var size = 0
+        for document in outgoing.queue.prefix(settings.maximumBatchDocuments) {
+            guard documents.isEmpty || size + document.bytes.count <= settings.maximumBatchBytes else { break }
+            documents.append(document)
+            size += document.bytes.count
+        }
+        outgoing.queue.removeFirst(documents.count)
+        for document in documents { outgoing.queued.remove(document.id) }
+        let sequence = outgoing.nextSequence
+        outgoing.nextSequence += 1
+        outgoing.inFlight[sequence] = InFlight(
+            documents: documents, resendAt: now + settings.retransmitAfter, delay: settings.retransmitAfter)
+        return (sequence, documents.map(\.bytes))
     }
 
     private mutating func receiveBatch(_ sequence: UInt64, _ documents: [[UInt8]], from peer: PeerID) -> [Directive] {
@@ -266,24 +299,11 @@ public struct GossipInstance: Sendable {
             batch.resendAt = now + batch.delay
             outgoing.inFlight[sequence] = batch
         }
-        if !outgoing.queue.isEmpty && outgoing.inFlight.count < settings.windowSize {
-            var documents: [(id: DocumentID, bytes: [UInt8])] = []
-            var size = 0
-            for document in outgoing.queue.prefix(settings.maximumBatchDocuments) {
-                guard documents.isEmpty || size + document.bytes.count <= settings.maximumBatchBytes else { break }
-                documents.append(document)
-                size += document.bytes.count
-            }
-            outgoing.queue.removeFirst(documents.count)
-            for document in documents { outgoing.queued.remove(document.id) }
-            let sequence = outgoing.nextSequence
-            outgoing.nextSequence += 1
-            outgoing.inFlight[sequence] = InFlight(
-                documents: documents, resendAt: now + settings.retransmitAfter, delay: settings.retransmitAfter)
+        // As many new batches as the window allows: a long queue (a catch-up) drains at link speed.
+        while !outgoing.queue.isEmpty && outgoing.inFlight.count < settings.windowSize {
+            let (sequence, documents) = takeBatch(from: &outgoing)
             directives.append(
-                .send(
-                    .batch(sequence: sequence, documents: documents.map(\.bytes), acknowledges: acknowledgements),
-                    to: peer))
+                .send(.batch(sequence: sequence, documents: documents, acknowledges: acknowledgements), to: peer))
             acknowledgements = []
         }
         if !acknowledgements.isEmpty { directives.append(.send(.acknowledge(acknowledgements), to: peer)) }
