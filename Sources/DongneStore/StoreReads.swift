@@ -43,6 +43,15 @@ extension Store {
         }
     }
 
+    /// How many documents of a channel are stored.
+    public func documentCount(in channel: ChannelID) throws(StoreError) -> Int {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT count(*) FROM documents WHERE channel = ?")
+                .bind(.blob(channel.bytes))
+            return try statement.step() ? Int(statement.integer(0)) : 0
+        }
+    }
+
     /// How many documents are stored.
     public func documentCount() throws(StoreError) -> Int {
         try read { connection throws(SQLiteError) in Int(try connection.scalarInteger("SELECT count(*) FROM documents"))

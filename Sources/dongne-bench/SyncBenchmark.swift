@@ -30,7 +30,7 @@ enum SyncBenchmark {
         let joinerChannel = try await joiner.join(channelName)
         let start = ContinuousClock.now
         try await joiner.connect(to: "127.0.0.1:\(source.listeningAddress!.split(separator: ":").last!)")
-        while try joiner.store.documents(in: joinerChannel.id).count < documents.count {
+        while try joiner.store.documentCount(in: joinerChannel.id) < documents.count {
             guard ContinuousClock.now - start < .seconds(600) else {
                 throw BenchmarkError("the joiner did not catch up")
             }

@@ -21,7 +21,9 @@ public struct Negentropy: Sendable {
     /// side writes (0: no bound; otherwise at least 4,096 bytes).
     public init(items: [NegentropyItem], frameSizeLimit: Int = 0) {
         precondition(frameSizeLimit == 0 || frameSizeLimit >= 4_096, "a Negentropy frame limit is 0 or at least 4096")
-        self.items = Array(Set(items)).sorted()
+        // Stores hand items over sorted and unique already; only other input pays for sorting.
+        let ordered = zip(items, items.dropFirst()).allSatisfy { $0 < $1 }
+        self.items = ordered ? items : Array(Set(items)).sorted()
         self.frameSizeLimit = frameSizeLimit
     }
 
