@@ -84,7 +84,12 @@ public final class Node: Sendable {
                 throw DongneError.networkUnavailable("cannot listen on port \(port): \(error)")
             }
         }
-        for peer in configuration.peers { try await connect(to: peer) }
+        await network.startAntiEntropy()
+        // Configured peers, then those met before; one that does not answer is dialled again later.
+        let remembered = (try? store.knownPeers()) ?? []
+        for peer in configuration.peers + remembered.filter({ !configuration.peers.contains($0) }) {
+            try? await connect(to: peer)
+        }
     }
 
     /// Says goodbye to peers, finishes pending writes and closes the store.

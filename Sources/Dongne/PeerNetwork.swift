@@ -35,7 +35,12 @@ actor PeerNetwork {
         var peer: PublicKey?
     }
 
-    private unowned let node: Node
+    /// The node this network serves; weak, so that a node dropped without `stop()` is not kept alive (or
+    /// read after it is gone) by a connection's task.
+    private weak var owner: Node?
+    private let identity: SigningKey
+    private let store: Store
+    private let clock: NodeClock
     private let networkKey: NetworkKey
     private var gossip = GossipInstance()
     private var links: [PeerID: Link] = [:]
@@ -43,6 +48,12 @@ actor PeerNetwork {
     private var listener: TCPListener?
     private var wakeAt: UInt64?
     private var closedTraffic = (sent: 0, received: 0)
+    /// Addresses to stay connected to, with the current pause before the next dial.
+    private var dialTargets: [SocketAddress: UInt64] = [:]
+    /// The address each dialled session went to.
+    private var dialled: [PeerID: SocketAddress] = [:]
+    static let maximumRedialPause: UInt64 = 30_000
+    static let antiEntropyInterval: UInt64 = 30_000
     /// Reconciliations this node started, by session and channel.
     private var syncs: [PeerID: [ChannelID: Negentropy]] = [:]
     /// Documents reconciliation found the peer lacks, still to offer (a chunk at a time, as acknowledgements
@@ -59,7 +70,10 @@ actor PeerNetwork {
     nonisolated let peerEvents: AsyncStream<PeerEvent>
 
     init(node: Node, networkKey: NetworkKey) {
-        self.node = node
+        self.owner = node
+        self.identity = node.identity
+        self.store = node.store
+        self.clock = node.configuration.clock
         self.networkKey = networkKey
         (peerEvents, events) = AsyncStream.makeStream(of: PeerEvent.self, bufferingPolicy: .bufferingNewest(256))
     }
@@ -74,10 +88,55 @@ actor PeerNetwork {
         return listener.address
     }
 
-    /// Dials a peer and starts a session with it.
+    /// Dials a peer and starts a session with it; from then on the node dials it again, with growing pauses
+    /// (1 s doubling to 30 s), whenever the session is lost or the peer does not answer.
     func connect(to address: SocketAddress) async throws {
+        if dialTargets[address] == nil { dialTargets[address] = 0 }
+        do { try await dial(address) } catch {
+            scheduleRedial(address)
+            throw error
+        }
+    }
+
+    private func dial(_ address: SocketAddress) async throws {
         let connection = try await Task.detached { try TCPConnection.connect(to: address) }.value
-        adopt(connection, outbound: true)
+        let id = adopt(connection, outbound: true)
+        if let id { dialled[id] = address }
+    }
+
+    private func scheduleRedial(_ address: SocketAddress) {
+        guard !stopped, let previous = dialTargets[address] else { return }
+        let pause = min(max(1_000, previous * 2), Self.maximumRedialPause)
+        dialTargets[address] = pause
+        Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(pause))
+            await self?.redial(address)
+        }
+    }
+
+    private func redial(_ address: SocketAddress) async {
+        guard !stopped, !dialled.values.contains(address) else { return }
+        do { try await dial(address) } catch { scheduleRedial(address) }
+    }
+
+    /// Every 30 s each joined channel is reconciled with one random peer that carries it: push gossip repairs
+    /// loss while a session lasts, this repairs what slipped through.
+    func startAntiEntropy() {
+        Task { [weak self] in
+            while let self, await !self.stopped {
+                try? await Task.sleep(for: .milliseconds(Self.antiEntropyInterval))
+                await self.antiEntropyRound()
+            }
+        }
+    }
+
+    private func antiEntropyRound() {
+        guard !stopped else { return }
+        for channel in joinedChannels() {
+            let candidates = links.keys.filter { links[$0]?.peer != nil && gossip.channels(of: $0).contains(channel) }
+            guard let peer = candidates.randomElement(), syncs[peer]?[channel] == nil else { continue }
+            startSync(channel, with: peer)
+        }
     }
 
     /// Says goodbye to every peer and stops listening.
@@ -115,12 +174,16 @@ actor PeerNetwork {
 
     // MARK: Connections
 
-    private func adopt(_ connection: TCPConnection, outbound: Bool) {
-        guard !stopped else { return connection.close() }
+    @discardableResult
+    private func adopt(_ connection: TCPConnection, outbound: Bool) -> PeerID? {
+        guard !stopped else {
+            connection.close()
+            return nil
+        }
         let id = PeerID(nextPeer)
         nextPeer += 1
         var session = SecureSession(
-            role: outbound ? .initiator : .responder, identity: node.identity, networkKey: networkKey)
+            role: outbound ? .initiator : .responder, identity: identity, networkKey: networkKey)
         let opening = session.start()
         links[id] = Link(connection: connection, session: session, isOutbound: outbound)
         let (chunks, feed) = AsyncStream.makeStream(of: [UInt8].self)
@@ -130,6 +193,7 @@ actor PeerNetwork {
             await self?.closed(id, reason: "connection closed")
         }
         perform(opening, on: id)
+        return id
     }
 
     private func received(_ bytes: [UInt8], on id: PeerID) {
@@ -156,8 +220,12 @@ actor PeerNetwork {
     }
 
     private func established(_ id: PeerID, peer: PublicKey) {
-        guard peer != node.publicKey else { return closeLink(id, "connected to itself") }
+        guard peer != identity.publicKey else { return closeLink(id, "connected to itself") }
         links[id]?.peer = peer
+        if let address = dialled[id] {
+            dialTargets[address] = 0
+            Task { [store, clock] in try? await store.rememberPeer("\(address)", at: clock.now()) }
+        }
         apply(gossip.handle(.connected(id, channels: [])))
         sendGossip(.channels(joinedChannels()), to: id)
         if let info = info(id) { events.yield(.joined(info)) }
@@ -177,12 +245,12 @@ actor PeerNetwork {
         case .reconcile(let channel, let fromInitiator, let payload):
             fromInitiator ? answerSync(channel, payload, from: id) : continueSync(channel, payload, with: id)
         case .request(let ids):
-            guard ids.count <= Self.catchUpChunk, let documents = try? node.store.gossipDocuments(ids),
+            guard ids.count <= Self.catchUpChunk, let documents = try? store.gossipDocuments(ids),
                 !documents.isEmpty
             else { return }
             apply(gossip.handle(.offer(documents, to: id)))
         case .reconciled(let channel):
-            Task { await node.reconciled(channel) }
+            Task { [weak owner] in await owner?.reconciled(channel) }
         case .batch:
             apply(gossip.handle(.received(message, from: id)))
         case .acknowledge:
@@ -220,8 +288,9 @@ actor PeerNetwork {
         if let next {
             sendGossip(.reconcile(channel: channel, fromInitiator: true, payload: next), to: id)
         } else {
+            syncs[id]?[channel] = nil  // done: a later round may reconcile it again
             sendGossip(.reconciled(channel), to: id)
-            Task { await node.reconciled(channel) }
+            Task { [weak owner] in await owner?.reconciled(channel) }
         }
     }
 
@@ -231,12 +300,12 @@ actor PeerNetwork {
         let chunk = Array(queue.prefix(Self.catchUpChunk))
         queue.removeFirst(chunk.count)
         toOffer[id] = queue.isEmpty ? nil : queue
-        guard let documents = try? node.store.gossipDocuments(chunk) else { return }
+        guard let documents = try? store.gossipDocuments(chunk) else { return }
         apply(gossip.handle(.offer(documents, to: id)))
     }
 
     private func items(_ channel: ChannelID) -> [NegentropyItem] {
-        (try? node.store.reconciliationItems(in: channel)) ?? []
+        (try? store.reconciliationItems(in: channel)) ?? []
     }
 
     private func closeLink(_ id: PeerID, _ reason: String) {
@@ -251,6 +320,7 @@ actor PeerNetwork {
         closedTraffic = (closedTraffic.sent + traffic.sent, closedTraffic.received + traffic.received)
         syncs[id] = nil
         toOffer[id] = nil
+        if let address = dialled.removeValue(forKey: id) { scheduleRedial(address) }
         apply(gossip.handle(.disconnected(id)))
         if let info {
             events.yield(.left(info, reason: reason))
@@ -291,7 +361,8 @@ actor PeerNetwork {
 
     /// Checks and stores a received document (the node shows it to listeners), then tells the core.
     private func admit(_ documents: [(id: DocumentID, bytes: [UInt8])]) async {
-        let results = await node.receive(documents.map(\.bytes))
+        guard let owner else { return }
+        let results = await owner.receive(documents.map(\.bytes))
         for (document, result) in zip(documents, results) {
             switch result {
             case .success: apply(gossip.handle(.admitted(document.id)))
@@ -301,7 +372,7 @@ actor PeerNetwork {
     }
 
     private func acknowledged(_ ids: [DocumentID]) async {
-        await node.acknowledged(ids)
+        await owner?.acknowledged(ids)
     }
 
     private func schedule(_ at: UInt64) {
@@ -326,6 +397,6 @@ actor PeerNetwork {
     }
 
     private func joinedChannels() -> [ChannelID] {
-        ((try? node.store.joinedChannels()) ?? []).sorted()
+        ((try? store.joinedChannels()) ?? []).sorted()
     }
 }

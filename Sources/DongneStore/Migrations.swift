@@ -76,7 +76,11 @@ enum Migrations {
 
         -- Photo chunks by hash (filled by the blob transfer).
         CREATE TABLE blob_chunks (hash BLOB PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
+        """,
         """
+        -- Peers this node has reached by dialling them, to dial again at the next start.
+        CREATE TABLE known_peers (address TEXT PRIMARY KEY, last_seen INTEGER NOT NULL) WITHOUT ROWID;
+        """,
     ]
 
     /// A short hash of every migration's text: changes whenever the schema does.

@@ -134,3 +134,23 @@ extension Store {
         }
     }
 }
+
+extension Store {
+    /// Remembers a peer address that answered.
+    public func rememberPeer(_ address: String, at time: UInt64) async throws(StoreError) {
+        try await writeSQL { connection throws(SQLiteError) in
+            try connection.statement("INSERT OR REPLACE INTO known_peers (address, last_seen) VALUES (?, ?)")
+                .bind(.text(address), .integer(Int64(time))).run()
+        }
+    }
+
+    /// The peer addresses this node has reached, most recent first.
+    public func knownPeers() throws(StoreError) -> [String] {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT address FROM known_peers ORDER BY last_seen DESC LIMIT 64")
+            var addresses: [String] = []
+            while try statement.step() { addresses.append(statement.text(0)) }
+            return addresses
+        }
+    }
+}

@@ -157,7 +157,7 @@ import Testing
         sqlite.arguments = [directory.file("store.sqlite"), "PRAGMA user_version = 99"]
         try sqlite.run()
         sqlite.waitUntilExit()
-        #expect(throws: StoreError.newerSchema(found: 99, supported: 1)) {
+        #expect(throws: StoreError.newerSchema(found: 99, supported: 2)) {
             try Store(path: directory.file("store.sqlite"))
         }
     }

@@ -273,18 +273,19 @@ final class EventLog: @unchecked Sendable {
         }
     }
 
-    /// Blocks this thread until `event` was appended (at most 10 s): for threads outside the cooperative pool,
-    /// or a callback that must hold its thread.
+    /// Blocks this thread until `event` was appended (at most 120 s: other suites' blocking tests can keep
+    /// the cooperative pool, which delivers callbacks, busy for a while): for threads outside the pool, or a
+    /// callback that must hold its thread.
     func waitFor(_ event: String) {
-        let deadline = Date(timeIntervalSinceNow: 10)
+        let deadline = Date(timeIntervalSinceNow: 120)
         condition.withLock {
             while !events.contains(event) { if !condition.wait(until: deadline) { return } }
         }
     }
 
-    /// Waits for `event` without blocking a cooperative thread; false after 10 s.
+    /// Waits for `event` without blocking a cooperative thread; false after 150 s.
     func waitAsync(for event: String) async -> Bool {
-        for _ in 0..<10_000 {
+        for _ in 0..<150_000 {
             if all.contains(event) { return true }
             try? await Task.sleep(for: .milliseconds(1))
         }

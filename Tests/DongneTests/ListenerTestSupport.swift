@@ -38,7 +38,7 @@ final class Recorder<Document: SnapshotDocument>: @unchecked Sendable {
     var errorMessages: [String] { lock.withLock { errors } }
     var maximumConcurrentCallbacks: Int { lock.withLock { maximum } }
 
-    /// Waits until at least `count` snapshots (or an error) arrived; false after 10 seconds without.
+    /// Waits until at least `count` snapshots (or an error) arrived; false after 60 seconds without.
     func waitFor(_ count: Int = 1) async -> Bool {
         await withCheckedContinuation { continuation in
             let satisfied = lock.withLock {
@@ -48,7 +48,7 @@ final class Recorder<Document: SnapshotDocument>: @unchecked Sendable {
             }
             if satisfied { continuation.resume(returning: true) }
             Task { [self] in
-                try? await Task.sleep(for: .seconds(10))
+                try? await Task.sleep(for: .seconds(60))  // other suites can keep the pool busy
                 let expired = lock.withLock {
                     let expired = waiters.filter { $0.count == count }
                     waiters.removeAll { $0.count == count }

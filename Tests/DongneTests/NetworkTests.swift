@@ -1,4 +1,5 @@
 import Dongne
+import DongneStore
 import Foundation
 import Testing
 
@@ -167,5 +168,36 @@ final class NodeProcess: @unchecked Sendable {
         registration.remove()
         await b.stop()
         await a.stop()
+    }
+}
+
+/// A node keeps dialling the peers it was given, and those it met before.
+@Suite struct ReconnectionTests {
+    @Test func aNodeDialsAgainWhenItsPeerComesBack() async throws {
+        let directoryA = NSTemporaryDirectory() + "dongne-redial-a-" + UUID().uuidString
+        let directoryB = NSTemporaryDirectory() + "dongne-redial-b-" + UUID().uuidString
+        defer { for directory in [directoryA, directoryB] { try? FileManager.default.removeItem(atPath: directory) } }
+        var a: Node? = try await Node.start(Configuration(dataDirectory: directoryA, displayName: "a", listenPort: 0))
+        let port = try #require(a?.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
+        let b = try await Node.start(
+            Configuration(dataDirectory: directoryB, displayName: "b", peers: ["127.0.0.1:\(port)"]))
+        #expect(await Self.eventually { await b.peers().count == 1 })
+        await a?.stop()
+        a = nil
+        #expect(await Self.eventually { await b.peers().isEmpty })
+        // The same node comes back on the same port: b finds it again by itself.
+        let back = try await Node.start(Configuration(dataDirectory: directoryA, displayName: "a", listenPort: port))
+        #expect(await Self.eventually(seconds: 10) { await b.peers().count == 1 })
+        #expect(try b.store.knownPeers() == ["127.0.0.1:\(port)"], "remembered for the next start")
+        await b.stop()
+        await back.stop()
+    }
+
+    static func eventually(seconds: Int = 5, _ condition: () async -> Bool) async -> Bool {
+        for _ in 0..<(seconds * 100) {
+            if await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
     }
 }

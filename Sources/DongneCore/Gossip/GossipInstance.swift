@@ -104,6 +104,9 @@ public struct GossipInstance: Sendable {
     /// Documents this instance has seen admitted or published.
     public var knownCount: Int { known.count }
 
+    /// The channels a peer said it carries.
+    public func channels(of peer: PeerID) -> Set<ChannelID> { peers[peer]?.channels ?? [] }
+
     /// Documents waiting in a peer's queue (not yet in a batch).
     public func queuedCount(for peer: PeerID) -> Int { peers[peer]?.queue.count ?? 0 }
 
