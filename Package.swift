@@ -30,7 +30,8 @@ let package = Package(
         .target(name: "DongneStore", dependencies: ["DongneCore", "CSQLite"]),
         .target(name: "DongneNet", dependencies: ["DongneCore"]),
         .target(name: "Dongne", dependencies: ["DongneCore", "DongneStore", "DongneNet"]),
-        .executableTarget(name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneStore", "DongneNet", "CEditLine"]),
+        .executableTarget(
+            name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneStore", "DongneNet", "CEditLine"]),
 
         // Tools: the protocol's test vectors, the benchmarks, and the crash-safety probe the store tests drive.
         .target(name: "DongneVectors", dependencies: ["DongneCore"]),
@@ -47,7 +48,9 @@ let package = Package(
             name: "DongneCoreTests", dependencies: ["DongneCore", "DongneVectors", "DongneSimulation"],
             exclude: ["NoiseVectors"]),
         .testTarget(name: "DongneStoreTests", dependencies: ["DongneCore", "DongneStore", "dongne-ingest-probe"]),
-        .testTarget(name: "DongneTests", dependencies: ["Dongne", "dongne", "change-feed"], exclude: ["Transcripts"]),
+        .testTarget(
+            name: "DongneTests", dependencies: ["Dongne", "DongneNet", "dongne", "change-feed"],
+            exclude: ["Transcripts"]),
     ]
 )
 

@@ -10,6 +10,10 @@ public struct PeerInfo: Sendable, Equatable {
     public let address: String
     /// Whether this node dialled the peer.
     public let isOutbound: Bool
+    /// Documents from this peer refused so far: unparsable, forged or breaking a rule.
+    public var refused = 0
+    /// Batches from this peer dropped for coming faster than the rate limit (its sender resends them).
+    public var rateLimited = 0
 }
 
 /// A peer coming or going, for status lines.
@@ -33,7 +37,18 @@ actor PeerNetwork {
         var session: SecureSession
         let isOutbound: Bool
         var peer: PublicKey?
+        var refused = 0
+        var rateLimited = 0
+        var tokens = PeerNetwork.burst
+        var tokensAt = ContinuousClock.now
     }
+
+    /// Invalid documents after which a peer is disconnected and ignored for ``banDuration``.
+    static let refusalLimit = 100
+    static let banDuration: Duration = .seconds(600)
+    /// Documents a peer may send at once, and per second over time.
+    static let burst = 20_000.0
+    static let documentsPerSecond = 10_000.0
 
     /// The node this network serves; weak, so that a node dropped without `stop()` is not kept alive (or
     /// read after it is gone) by a connection's task.
@@ -47,6 +62,8 @@ actor PeerNetwork {
     private var nextPeer: UInt64 = 1
     private var listener: TCPListener?
     private var wakeAt: UInt64?
+    /// Identities ignored until a moment, for having sent too many invalid documents.
+    private var banned: [PublicKey: ContinuousClock.Instant] = [:]
     private var closedTraffic = (sent: 0, received: 0)
     /// Addresses to stay connected to, with the current pause before the next dial.
     private var dialTargets: [SocketAddress: UInt64] = [:]
@@ -221,6 +238,9 @@ actor PeerNetwork {
 
     private func established(_ id: PeerID, peer: PublicKey) {
         guard peer != identity.publicKey else { return closeLink(id, "connected to itself") }
+        if let until = banned[peer], ContinuousClock.now < until {
+            return closeLink(id, "ignored for a while: it sent too many invalid documents")
+        }
         links[id]?.peer = peer
         if let address = dialled[id] {
             dialTargets[address] = 0
@@ -251,7 +271,9 @@ actor PeerNetwork {
             apply(gossip.handle(.offer(documents, to: id)))
         case .reconciled(let channel):
             Task { [weak owner] in await owner?.reconciled(channel) }
-        case .batch:
+        case .batch(_, let documents, _):
+            // Rate before anything else: a flood is dropped unacknowledged (an honest sender resends later).
+            guard takeTokens(documents.count, on: id) else { return }
             apply(gossip.handle(.received(message, from: id)))
         case .acknowledge:
             apply(gossip.handle(.received(message, from: id)))
@@ -331,17 +353,46 @@ actor PeerNetwork {
 
     private func info(_ id: PeerID) -> PeerInfo? {
         guard let link = links[id], let peer = link.peer else { return nil }
-        return PeerInfo(identity: peer, address: "\(link.connection.remote)", isOutbound: link.isOutbound)
+        return PeerInfo(
+            identity: peer, address: "\(link.connection.remote)", isOutbound: link.isOutbound, refused: link.refused,
+            rateLimited: link.rateLimited)
+    }
+
+    // MARK: Misbehaviour
+
+    /// A token bucket per session, refilled over time; false (and counted) when the batch must wait.
+    private func takeTokens(_ count: Int, on id: PeerID) -> Bool {
+        guard var link = links[id] else { return false }
+        let now = ContinuousClock.now
+        let interval = (now - link.tokensAt).components
+        let elapsed = Double(interval.seconds) + Double(interval.attoseconds) / 1e18
+        link.tokens = min(Self.burst, link.tokens + elapsed * Self.documentsPerSecond)
+        link.tokensAt = now
+        let allowed = link.tokens >= Double(count)
+        if allowed { link.tokens -= Double(count) } else { link.rateLimited += 1 }
+        links[id] = link
+        return allowed
+    }
+
+    /// Counts invalid documents from a peer; past the limit the session ends and the identity is ignored.
+    private func refuse(_ count: Int, from id: PeerID) {
+        guard var link = links[id] else { return }
+        link.refused += count
+        links[id] = link
+        guard link.refused >= Self.refusalLimit else { return }
+        if let peer = link.peer { banned[peer] = ContinuousClock.now + Self.banDuration }
+        closeLink(id, "too many invalid documents (\(link.refused))")
     }
 
     // MARK: Gossip
 
     private func apply(_ directives: [GossipInstance.Directive]) {
-        var admissions: [(id: DocumentID, bytes: [UInt8])] = []
+        var admissions: [(id: DocumentID, bytes: [UInt8], from: PeerID)] = []
         for directive in directives {
             switch directive {
             case .send(let message, let peer): sendGossip(message, to: peer)
-            case .admit(let id, let bytes, _): admissions.append((id, bytes))
+            case .admit(let id, let bytes, let peer): admissions.append((id, bytes, peer))
+            case .misbehaved(let peer, let count): refuse(count, from: peer)
             case .wake(let at): schedule(at)
             case .delivered(let ids, let peer):
                 Task { await acknowledged(ids) }
@@ -360,13 +411,15 @@ actor PeerNetwork {
     }
 
     /// Checks and stores a received document (the node shows it to listeners), then tells the core.
-    private func admit(_ documents: [(id: DocumentID, bytes: [UInt8])]) async {
+    private func admit(_ documents: [(id: DocumentID, bytes: [UInt8], from: PeerID)]) async {
         guard let owner else { return }
         let results = await owner.receive(documents.map(\.bytes))
         for (document, result) in zip(documents, results) {
             switch result {
             case .success: apply(gossip.handle(.admitted(document.id)))
-            case .failure: apply(gossip.handle(.refused(document.id)))
+            case .failure(let error):
+                apply(gossip.handle(.refused(document.id)))
+                if case .invalid = error { refuse(1, from: document.from) }
             }
         }
     }

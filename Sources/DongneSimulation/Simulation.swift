@@ -138,7 +138,7 @@ public struct Simulation {
                 apply(nodes[node].handle(valid ? .admitted(id) : .refused(id)), at: node, time: time)
             case .wake(let at):
                 queue.push(.wake(node: node), at: at)
-            case .delivered:
+            case .delivered, .misbehaved:
                 break
             }
         }

@@ -203,7 +203,13 @@ final class Session: @unchecked Sendable {
         let peers = await node.peers()
         if peers.isEmpty { console.write(.notice("no peers connected")) }
         let names = (try? node.knownAuthors()) ?? [:]
-        for peer in peers { console.write(Self.peerLine(peer, names: names, event: "peer", verb: "connected")) }
+        for peer in peers {
+            var verb = "connected"
+            if peer.refused > 0 || peer.rateLimited > 0 {
+                verb += "; refused \(peer.refused) documents, slowed \(peer.rateLimited) batches"
+            }
+            console.write(Self.peerLine(peer, names: names, event: "peer", verb: verb))
+        }
     }
 
     private static func peerLine(
@@ -216,7 +222,8 @@ final class Session: @unchecked Sendable {
             event: event,
             fields: [
                 "fingerprint": peer.identity.fingerprint.short, "author": Hex.encode(peer.identity.bytes), "name": name,
-                "address": peer.address, "outbound": peer.isOutbound,
+                "address": peer.address, "outbound": peer.isOutbound, "refused": peer.refused,
+                "rateLimited": peer.rateLimited,
             ])
     }
 

@@ -35,7 +35,9 @@ import Testing
         let directives = gossip.handle(
             .received(.batch(sequence: 7, documents: [document.bytes, [0xff]], acknowledges: []), from: PeerID(1)))
         #expect(
-            directives == [.admit(id: document.id, bytes: document.bytes, from: PeerID(1))], "junk is dropped unparsed")
+            directives == [
+                .admit(id: document.id, bytes: document.bytes, from: PeerID(1)), .misbehaved(PeerID(1), count: 1),
+            ], "junk is dropped unparsed, and counted against its sender")
         #expect(gossip.handle(.tick(now: 100)) == [], "nothing is acknowledged or forwarded before admission")
         #expect(gossip.handle(.admitted(document.id)) == [.wake(at: 150)])
         let sent = gossip.handle(.tick(now: 150))

@@ -1,4 +1,5 @@
 import Dongne
+import DongneNet
 import DongneStore
 import Foundation
 import Testing
@@ -200,4 +201,108 @@ final class NodeProcess: @unchecked Sendable {
         }
         return false
     }
+}
+
+/// A peer holding the network key but sending junk at full speed: refused, counted, cut off and ignored, while
+/// two honest nodes keep chatting.
+@Suite struct MisbehavingPeerTests {
+    @Test func aJunkSenderIsCutOffWhileHonestPeersKeepChatting() async throws {
+        let directories = (0..<2).map { _ in NSTemporaryDirectory() + "dongne-junk-" + UUID().uuidString }
+        defer { for directory in directories { try? FileManager.default.removeItem(atPath: directory) } }
+        let a = try await Node.start(Configuration(dataDirectory: directories[0], displayName: "a", listenPort: 0))
+        let seoulA = try await a.join("서울특별시")
+        let port = try #require(a.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
+        let b = try await Node.start(
+            Configuration(dataDirectory: directories[1], displayName: "b", peers: ["127.0.0.1:\(port)"]))
+        let seoulB = try await b.join("서울특별시")
+        #expect(await ReconnectionTests.eventually { await a.peers().count == 1 })
+
+        let junk = SigningKey.generate()
+        let flood = try JunkPeer(port: port, identity: junk)
+        #expect(await ReconnectionTests.eventually { await a.peers().count == 2 })
+        let forged = try Self.forgedDocument(in: seoulA.id)
+        let sent = await flood.send(batches: 300, documentsEach: 20, forged: forged, seconds: 5)
+        #expect(sent > 0)
+        #expect(await ReconnectionTests.eventually(seconds: 10) { await a.peers().map(\.identity) == [b.publicKey] })
+
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try seoulA.messages.addSnapshotListener(recorder.callback)
+        try await seoulB.send(.text("아직 잘 들려요?"))
+        #expect(
+            await ReconnectionTests.eventually {
+                recorder.last?.documents.contains { $0.content == .text("아직 잘 들려요?") } == true
+            })
+        #expect(try a.store.documentCount(in: seoulA.id) == 1, "nothing the junk peer sent was stored")
+
+        let again = try JunkPeer(port: port, identity: junk)
+        #expect(await again.wasRefused(), "the junk identity is ignored for a while")
+        registration.remove()
+        await b.stop()
+        await a.stop()
+    }
+
+    /// A message whose signature was tampered with: it parses, so only the signature check refuses it.
+    static func forgedDocument(in channel: ChannelID) throws -> [UInt8] {
+        let key = SigningKey.generate()
+        var bytes = try Document.sign(
+            .message(Message(channel: channel, senderName: "x", content: .text("가짜"))), created: 1, by: key
+        ).bytes
+        bytes[bytes.count - 1] ^= 1
+        return bytes
+    }
+}
+
+/// A raw session from the test: it completes the handshake with the network key, then floods.
+final class JunkPeer: @unchecked Sendable {
+    private let connection: TCPConnection
+    private let lock = NSLock()
+    private var session: SecureSession
+    private var established = false
+    private var closed = false
+
+    init(port: UInt16, identity: SigningKey) throws {
+        connection = try TCPConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port)!)
+        session = SecureSession(
+            role: .initiator, identity: identity, networkKey: NetworkKey(passphrase: NetworkKey.defaultPassphrase)!)
+        connection.start(
+            onReceive: { [self] bytes in handle(lock.withLock { session.receive(bytes) }) },
+            onClose: { [self] _ in lock.withLock { closed = true } })
+        handle(lock.withLock { session.start() })
+    }
+
+    private func handle(_ actions: [SecureSession.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let bytes): connection.send(bytes)
+            case .established: lock.withLock { established = true }
+            case .deliver: break
+            case .close: lock.withLock { closed = true }
+            }
+        }
+    }
+
+    /// Sends at most `batches` junk batches within `seconds` (stopping early when cut off); how many it sent.
+    func send(batches: Int, documentsEach: Int, forged: [UInt8], seconds: Double) async -> Int {
+        guard await ReconnectionTests.eventually(seconds: 5, { self.lock.withLock { self.established } }) else {
+            return 0
+        }
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        var sent = 0
+        for sequence in 1...batches where Date() < deadline && !lock.withLock({ closed }) {
+            let junk = (0..<documentsEach).map {
+                $0 % 2 == 0 ? forged : [UInt8](repeating: UInt8(truncatingIfNeeded: $0), count: 40)
+            }
+            let message = GossipMessage.batch(sequence: UInt64(sequence), documents: junk, acknowledges: [])
+            handle(lock.withLock { session.send(message.wireBytes) })
+            sent += 1
+        }
+        return sent
+    }
+
+    /// Whether the other end closed the session right after the handshake.
+    func wasRefused() async -> Bool {
+        await ReconnectionTests.eventually(seconds: 5) { self.lock.withLock { self.closed } }
+    }
+
+    deinit { connection.close() }
 }

@@ -62,6 +62,8 @@ public struct GossipInstance: Sendable {
         case wake(at: UInt64)
         /// A peer acknowledged these documents: it has stored them (clears a local write's pending state).
         case delivered([DocumentID], to: PeerID)
+        /// A peer sent this many documents that are not even documents (they do not parse).
+        case misbehaved(PeerID, count: Int)
     }
 
     private struct Outgoing: Sendable {
@@ -202,9 +204,13 @@ public struct GossipInstance: Sendable {
     private mutating func receiveBatch(_ sequence: UInt64, _ documents: [[UInt8]], from peer: PeerID) -> [Directive] {
         var directives: [Directive] = []
         var waitingFor: Set<DocumentID> = []
+        var unparsable = 0
         for bytes in documents {
             // Cheap checks first: an unparsable document is not worth a signature check, and a known one is done.
-            guard let document = try? UnverifiedDocument(parsing: bytes) else { continue }
+            guard let document = try? UnverifiedDocument(parsing: bytes) else {
+                unparsable += 1
+                continue
+            }
             let id = document.id
             if known.contains(id) { continue }
             waitingFor.insert(id)
@@ -213,6 +219,7 @@ public struct GossipInstance: Sendable {
                 directives.append(.admit(id: id, bytes: bytes, from: peer))
             }
         }
+        if unparsable > 0 { directives.append(.misbehaved(peer, count: unparsable)) }
         if waitingFor.isEmpty {
             peers[peer]?.owedAcknowledgements.append(sequence)
             return directives + scheduleFlush()
