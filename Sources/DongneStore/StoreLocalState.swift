@@ -47,18 +47,6 @@ extension Store {
         return outcomes.get()
     }
 
-    /// Which of `ids` are local writes that no peer has acknowledged.
-    public func pendingWrites(among ids: [DocumentID]) throws(StoreError) -> Set<DocumentID> {
-        try read { connection throws(SQLiteError) in
-            var pending: Set<DocumentID> = []
-            for id in ids
-            where try connection.statement("SELECT 1 FROM pending_writes WHERE id = ?").bind(.blob(id.bytes)).step() {
-                pending.insert(id)
-            }
-            return pending
-        }
-    }
-
     /// Records that the user joined a channel (idempotent; the first join time stays).
     public func join(_ channel: ChannelName, at time: UInt64) async throws(StoreError) {
         try await writeSQL { connection throws(SQLiteError) in
