@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// The REPL on a real terminal (tmux): a message from another node prints above the line being typed, and
+/// the line is still there to finish.
+@Suite struct TerminalTests {
+    @Test func anIncomingMessagePrintsAboveTheLineBeingTyped() async throws {
+        let a = try NodeProcess(name: "민지", extra: [])
+        defer { a.stop() }
+        let port = try await a.listeningPort()
+        let terminal = try Tmux()
+        defer { terminal.close() }
+        let directory = NSTemporaryDirectory() + "dongne-tty-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try terminal.start(
+            "\(REPLProcess.binary) --data \(directory) --name 준호 --port 0 --peer 127.0.0.1:\(port) --channel 서울특별시")
+        #expect(await terminal.waitFor { $0.contains { $0.contains("joined, to 127.0.0.1") } })
+        try terminal.keys("half typed")
+        #expect(await terminal.waitFor { $0.last == "[서울특별시] half typed" })
+        a.type("새 소식이에요")
+        #expect(await terminal.waitFor { $0.contains { $0.hasSuffix("새 소식이에요") } })
+        let screen = try terminal.screen()
+        #expect(screen.last == "[서울특별시] half typed", "the line being typed survives: \(screen)")
+        #expect(screen.dropLast().last?.hasSuffix("새 소식이에요") == true, "the message printed just above it")
+        try terminal.keys(" and finished", enter: true)
+        #expect(await a.waitFor { $0["text"] as? String == "half typed and finished" })
+    }
+}
+
+/// A private tmux server (its own socket) running one window, removed on close.
+final class Tmux: @unchecked Sendable {
+    private let socket = "dongne-test-" + UUID().uuidString.prefix(8)
+
+    init() throws {}
+
+    func start(_ command: String) throws {
+        try run(["new-session", "-d", "-x", "120", "-y", "30", command], capture: false)
+    }
+
+    func keys(_ text: String, enter: Bool = false) throws {
+        try run(["send-keys", "-l", text], capture: false)
+        if enter { try run(["send-keys", "Enter"], capture: false) }
+    }
+
+    /// The visible lines, trailing blank ones dropped.
+    func screen() throws -> [String] {
+        let lines = try run(["capture-pane", "-p"]).split(separator: "\n", omittingEmptySubsequences: false).map {
+            String($0).trimmingCharacters(in: .whitespaces)
+        }
+        return Array(lines.reversed().drop { $0.isEmpty }.reversed())
+    }
+
+    /// Waits (at most 20 s) until the screen satisfies `predicate`.
+    func waitFor(_ predicate: ([String]) -> Bool) async -> Bool {
+        for _ in 0..<2_000 {
+            if let screen = try? screen(), predicate(screen) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    func close() {
+        _ = try? run(["kill-server"], capture: false)
+    }
+
+    /// Runs a tmux command. Commands whose output is not read go through `system(3)` with their standard
+    /// streams on /dev/null: `new-session` forks the tmux server, which would inherit whatever Foundation's
+    /// `Process` uses to watch its child and keep `waitUntilExit()` waiting for ever.
+    @discardableResult
+    private func run(_ arguments: [String], capture: Bool = true) throws -> String {
+        guard capture else {
+            let quoted = (["tmux", "-L", socket] + arguments).map {
+                "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            }
+            let status = system(
+                "TERM=xterm-256color LANG=C.UTF-8 " + quoted.joined(separator: " ") + " </dev/null >/dev/null 2>&1")
+            guard status == 0 else { throw CocoaError(.executableLoad) }
+            return ""
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/tmux")
+        process.arguments = ["-L", socket] + arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
