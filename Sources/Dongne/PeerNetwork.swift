@@ -2,37 +2,13 @@ import DongneNet
 import DongneStore
 import Foundation
 
-/// What a node's user may want to know about its peers.
-public struct PeerInfo: Sendable, Equatable {
-    /// The peer's identity.
-    public let identity: PublicKey
-    /// Where the session's other end is.
-    public let address: String
-    /// Whether this node dialled the peer.
-    public let isOutbound: Bool
-    /// Documents from this peer refused so far: unparsable, forged or breaking a rule.
-    public var refused = 0
-    /// Batches from this peer dropped for coming faster than the rate limit (its sender resends them).
-    public var rateLimited = 0
-}
-
-/// A peer coming or going, for status lines.
-public enum PeerEvent: Sendable, Equatable {
-    /// A session is established.
-    case joined(PeerInfo)
-    /// A session ended, and why.
-    case left(PeerInfo, reason: String)
-    /// A connection ended before its session was established (wrong network key, a failed proof, junk), and why.
-    case refused(address: String, reason: String)
-}
-
 /// The shell around the gossip core: TCP connections, secure sessions, timers, and the node's store.
 ///
 /// Every connection's bytes arrive in order through one task per connection; session actions become socket
 /// writes; gossip directives become session messages, admissions into the store (which shows new documents to
 /// listeners), and timers.
 actor PeerNetwork {
-    private struct Link {
+    struct Link {
         let connection: TCPConnection
         var session: SecureSession
         let isOutbound: Bool
@@ -52,37 +28,37 @@ actor PeerNetwork {
 
     /// The node this network serves; weak, so that a node dropped without `stop()` is not kept alive (or
     /// read after it is gone) by a connection's task.
-    private weak var owner: Node?
-    private let identity: SigningKey
-    private let store: Store
-    private let clock: NodeClock
+    weak var owner: Node?
+    let identity: SigningKey
+    let store: Store
+    let clock: NodeClock
     private let networkKey: NetworkKey
-    private var gossip = GossipInstance()
-    private var links: [PeerID: Link] = [:]
+    var gossip = GossipInstance()
+    var links: [PeerID: Link] = [:]
     private var nextPeer: UInt64 = 1
     private var listener: TCPListener?
-    private var wakeAt: UInt64?
+    var wakeAt: UInt64?
     /// Identities ignored until a moment, for having sent too many invalid documents.
-    private var banned: [PublicKey: ContinuousClock.Instant] = [:]
-    private var closedTraffic = (sent: 0, received: 0)
+    var banned: [PublicKey: ContinuousClock.Instant] = [:]
+    var closedTraffic = (sent: 0, received: 0)
     /// Addresses to stay connected to, with the current pause before the next dial.
-    private var dialTargets: [SocketAddress: UInt64] = [:]
+    var dialTargets: [SocketAddress: UInt64] = [:]
     /// The address each dialled session went to.
-    private var dialled: [PeerID: SocketAddress] = [:]
+    var dialled: [PeerID: SocketAddress] = [:]
     static let maximumRedialPause: UInt64 = 30_000
     static let antiEntropyInterval: UInt64 = 30_000
     /// Reconciliations this node started, by session and channel.
-    private var syncs: [PeerID: [ChannelID: Negentropy]] = [:]
+    var syncs: [PeerID: [ChannelID: Negentropy]] = [:]
     /// Documents reconciliation found the peer lacks, still to offer (a chunk at a time, as acknowledgements
     /// come back, so a large catch-up never overflows the peer's gossip queue).
-    private var toOffer: [PeerID: [DocumentID]] = [:]
+    var toOffer: [PeerID: [DocumentID]] = [:]
     /// Documents offered per step of a catch-up.
     static let catchUpChunk = 1_024
     /// The largest Negentropy message: fits one session message with room to spare.
     static let reconciliationFrameLimit = 60_000
     private let start = ContinuousClock.now
-    private var stopped = false
-    private let events: AsyncStream<PeerEvent>.Continuation
+    var stopped = false
+    let events: AsyncStream<PeerEvent>.Continuation
     /// Peer events, for status lines; buffered up to 256 (the oldest dropped).
     nonisolated let peerEvents: AsyncStream<PeerEvent>
 
@@ -115,13 +91,13 @@ actor PeerNetwork {
         }
     }
 
-    private func dial(_ address: SocketAddress) async throws {
+    func dial(_ address: SocketAddress) async throws {
         let connection = try await Task.detached { try TCPConnection.connect(to: address) }.value
         let id = adopt(connection, outbound: true)
         if let id { dialled[id] = address }
     }
 
-    private func scheduleRedial(_ address: SocketAddress) {
+    func scheduleRedial(_ address: SocketAddress) {
         guard !stopped, let previous = dialTargets[address] else { return }
         let pause = min(max(1_000, previous * 2), Self.maximumRedialPause)
         dialTargets[address] = pause
@@ -131,7 +107,7 @@ actor PeerNetwork {
         }
     }
 
-    private func redial(_ address: SocketAddress) async {
+    func redial(_ address: SocketAddress) async {
         guard !stopped, !dialled.values.contains(address) else { return }
         do { try await dial(address) } catch { scheduleRedial(address) }
     }
@@ -220,7 +196,7 @@ actor PeerNetwork {
         perform(actions, on: id)
     }
 
-    private func perform(_ actions: [SecureSession.Action], on id: PeerID) {
+    func perform(_ actions: [SecureSession.Action], on id: PeerID) {
         for action in actions {
             guard let link = links[id] else { return }
             switch action {
@@ -236,7 +212,7 @@ actor PeerNetwork {
         }
     }
 
-    private func established(_ id: PeerID, peer: PublicKey) {
+    func established(_ id: PeerID, peer: PublicKey) {
         guard peer != identity.publicKey else { return closeLink(id, "connected to itself") }
         if let until = banned[peer], ContinuousClock.now < until {
             return closeLink(id, "ignored for a while: it sent too many invalid documents")
@@ -251,91 +227,12 @@ actor PeerNetwork {
         if let info = info(id) { events.yield(.joined(info)) }
     }
 
-    // MARK: Reconciliation
-
-    private func handle(_ message: GossipMessage, from id: PeerID) {
-        switch message {
-        case .channels(let channels):
-            apply(gossip.handle(.received(message, from: id)))
-            // Each end reconciles every channel both carry, once per session, and pushes what the other lacks:
-            // the end that has documents offers them, so nothing is asked for and no id list travels twice.
-            for channel in Set(channels).intersection(joinedChannels()) where syncs[id]?[channel] == nil {
-                startSync(channel, with: id)
-            }
-        case .reconcile(let channel, let fromInitiator, let payload):
-            fromInitiator ? answerSync(channel, payload, from: id) : continueSync(channel, payload, with: id)
-        case .request(let ids):
-            guard ids.count <= Self.catchUpChunk, let documents = try? store.gossipDocuments(ids),
-                !documents.isEmpty
-            else { return }
-            apply(gossip.handle(.offer(documents, to: id)))
-        case .reconciled(let channel):
-            Task { [weak owner] in await owner?.reconciled(channel) }
-        case .batch(_, let documents, _):
-            // Rate before anything else: a flood is dropped unacknowledged (an honest sender resends later).
-            guard takeTokens(documents.count, on: id) else { return }
-            apply(gossip.handle(.received(message, from: id)))
-        case .acknowledge:
-            apply(gossip.handle(.received(message, from: id)))
-        }
-    }
-
-    private func startSync(_ channel: ChannelID, with id: PeerID) {
-        var sync = Negentropy(items: items(channel), frameSizeLimit: Self.reconciliationFrameLimit)
-        let first = sync.initiate()
-        syncs[id, default: [:]][channel] = sync
-        sendGossip(.reconcile(channel: channel, fromInitiator: true, payload: first), to: id)
-    }
-
-    private func answerSync(_ channel: ChannelID, _ payload: [UInt8], from id: PeerID) {
-        guard joinedChannels().contains(channel) else { return }
-        var responder = Negentropy(items: items(channel), frameSizeLimit: Self.reconciliationFrameLimit)
-        guard let reply = try? responder.reconcile(payload).reply else {
-            return closeLink(id, "malformed reconciliation")
-        }
-        sendGossip(.reconcile(channel: channel, fromInitiator: false, payload: reply), to: id)
-    }
-
-    private func continueSync(_ channel: ChannelID, _ payload: [UInt8], with id: PeerID) {
-        guard var sync = syncs[id]?[channel] else { return }
-        guard let (next, have, need) = try? sync.reconcile(payload) else {
-            return closeLink(id, "malformed reconciliation")
-        }
-        syncs[id]?[channel] = sync
-        _ = need  // the peer's own reconciliation pushes these
-        if !have.isEmpty {
-            toOffer[id, default: []] += have.compactMap(DocumentID.init)
-            offerMore(to: id)
-        }
-        if let next {
-            sendGossip(.reconcile(channel: channel, fromInitiator: true, payload: next), to: id)
-        } else {
-            syncs[id]?[channel] = nil  // done: a later round may reconcile it again
-            sendGossip(.reconciled(channel), to: id)
-            Task { [weak owner] in await owner?.reconciled(channel) }
-        }
-    }
-
-    /// Offers the next chunk of documents the peer lacks, while its gossip queue is short.
-    private func offerMore(to id: PeerID) {
-        guard var queue = toOffer[id], !queue.isEmpty, gossip.queuedCount(for: id) < Self.catchUpChunk else { return }
-        let chunk = Array(queue.prefix(Self.catchUpChunk))
-        queue.removeFirst(chunk.count)
-        toOffer[id] = queue.isEmpty ? nil : queue
-        guard let documents = try? store.gossipDocuments(chunk) else { return }
-        apply(gossip.handle(.offer(documents, to: id)))
-    }
-
-    private func items(_ channel: ChannelID) -> [NegentropyItem] {
-        (try? store.reconciliationItems(in: channel)) ?? []
-    }
-
-    private func closeLink(_ id: PeerID, _ reason: String) {
+    func closeLink(_ id: PeerID, _ reason: String) {
         links[id]?.connection.close()
         closed(id, reason: reason)
     }
 
-    private func closed(_ id: PeerID, reason: String) {
+    func closed(_ id: PeerID, reason: String) {
         let info = info(id)
         guard let link = links.removeValue(forKey: id) else { return }
         let traffic = link.connection.traffic
@@ -351,7 +248,7 @@ actor PeerNetwork {
         }
     }
 
-    private func info(_ id: PeerID) -> PeerInfo? {
+    func info(_ id: PeerID) -> PeerInfo? {
         guard let link = links[id], let peer = link.peer else { return nil }
         return PeerInfo(
             identity: peer, address: "\(link.connection.remote)", isOutbound: link.isOutbound, refused: link.refused,
@@ -361,7 +258,7 @@ actor PeerNetwork {
     // MARK: Misbehaviour
 
     /// A token bucket per session, refilled over time; false (and counted) when the batch must wait.
-    private func takeTokens(_ count: Int, on id: PeerID) -> Bool {
+    func takeTokens(_ count: Int, on id: PeerID) -> Bool {
         guard var link = links[id] else { return false }
         let now = ContinuousClock.now
         let interval = (now - link.tokensAt).components
@@ -375,7 +272,7 @@ actor PeerNetwork {
     }
 
     /// Counts invalid documents from a peer; past the limit the session ends and the identity is ignored.
-    private func refuse(_ count: Int, from id: PeerID) {
+    func refuse(_ count: Int, from id: PeerID) {
         guard var link = links[id] else { return }
         link.refused += count
         links[id] = link
@@ -386,7 +283,7 @@ actor PeerNetwork {
 
     // MARK: Gossip
 
-    private func apply(_ directives: [GossipInstance.Directive]) {
+    func apply(_ directives: [GossipInstance.Directive]) {
         var admissions: [(id: DocumentID, bytes: [UInt8], from: PeerID)] = []
         for directive in directives {
             switch directive {
@@ -403,7 +300,7 @@ actor PeerNetwork {
         if !admissions.isEmpty { Task { await admit(admissions) } }
     }
 
-    private func sendGossip(_ message: GossipMessage, to id: PeerID) {
+    func sendGossip(_ message: GossipMessage, to id: PeerID) {
         guard var link = links[id] else { return }
         let actions = link.session.send(message.wireBytes)
         links[id] = link
@@ -449,7 +346,7 @@ actor PeerNetwork {
             + UInt64(elapsed.components.attoseconds / 1_000_000_000_000_000)
     }
 
-    private func joinedChannels() -> [ChannelID] {
+    func joinedChannels() -> [ChannelID] {
         ((try? store.joinedChannels()) ?? []).sorted()
     }
 }
