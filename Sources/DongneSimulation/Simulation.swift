@@ -7,9 +7,11 @@ import Foundation
 public struct Simulation {
     /// How the network and the workload behave.
     public struct Scenario: Sendable {
+        /// Nodes in the network.
         public var nodes = 25
         /// Links per node added at random on top of a ring (so the graph is connected).
         public var extraLinksPerNode = 1
+        /// Milliseconds every message takes on a link.
         public var linkDelay: UInt64 = 100
         /// Up to this much is added to each message's delay, at random: messages overtake each other.
         public var jitter: UInt64 = 10
@@ -17,12 +19,17 @@ public struct Simulation {
         public var loss = 0.0
         /// Probability that a message arrives twice.
         public var duplication = 0.0
+        /// New documents per second, each at a random node.
         public var messagesPerSecond = 100
+        /// Milliseconds during which documents are written.
         public var writingDuration: UInt64 = 20_000
         /// Links between the two groups (nodes below `partitionSplit` and the rest) drop everything in here.
         public var partition: Range<UInt64>? = nil
+        /// Nodes below this number form one side of the partition.
         public var partitionSplit = 12
+        /// The gossip settings of every node.
         public var settings = GossipInstance.Settings()
+        /// The seed of every random choice: the same seed, the same run.
         public var seed: UInt64 = 1
 
         /// The Gossip Glomers broadcast workload: 25 nodes, 100 ms links, 100 messages a second for 20 s.
@@ -31,16 +38,22 @@ public struct Simulation {
 
     /// What a run measured.
     public struct Report: Sendable, CustomStringConvertible {
+        /// Documents written.
         public let published: Int
         /// (document, node) pairs that never arrived.
         public let lost: Int
+        /// Messages sent between nodes, acknowledgements included.
         public let messages: Int
+        /// Messages per document written.
         public let messagesPerOperation: Double
+        /// Median milliseconds from writing a document to its arrival at a node.
         public let medianLatency: UInt64
+        /// The longest of those.
         public let maximumLatency: UInt64
         /// When the last document reached the last node, after the partition healed (nil without partition).
         public let catchUpAfterHeal: UInt64?
 
+        /// The figures in one line.
         public var description: String {
             var text =
                 "published \(published), lost \(lost), messages/op \(String(format: "%.2f", messagesPerOperation)), "
