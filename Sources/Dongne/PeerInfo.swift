@@ -12,6 +12,8 @@ public struct PeerInfo: Sendable, Equatable {
     public var refused = 0
     /// Batches from this peer dropped for coming faster than the rate limit (its sender resends them).
     public var rateLimited = 0
+    /// Datagrams that claimed to be from this session but were replays, too old, or failed their MAC.
+    public var datagramsDropped = 0
 }
 
 /// A peer coming or going, for status lines.

@@ -17,6 +17,13 @@ actor PeerNetwork {
         var rateLimited = 0
         var tokens = PeerNetwork.burst
         var tokensAt = ContinuousClock.now
+        /// This session's datagram keys and replay window, once established.
+        var datagram: DatagramChannel?
+        /// Where the peer takes datagrams for this session, and the index it tags them with.
+        var datagramRoute: (address: SocketAddress, index: UInt32)?
+        /// The index this node tags the session's datagrams with.
+        var datagramIndex: UInt32?
+        var datagramsDropped = 0
     }
 
     /// Invalid documents after which a peer is disconnected and ignored for ``banDuration``.
@@ -37,6 +44,10 @@ actor PeerNetwork {
     var links: [PeerID: Link] = [:]
     private var nextPeer: UInt64 = 1
     private var listener: TCPListener?
+    /// The UDP socket for datagrams: bound with the listener (same port when free), else at the first session.
+    var datagramSocket: UDPSocket?
+    /// Sessions by the index their datagrams carry.
+    var datagramSessions: [UInt32: PeerID] = [:]
     var wakeAt: UInt64?
     /// Identities ignored until a moment, for having sent too many invalid documents.
     var banned: [PublicKey: ContinuousClock.Instant] = [:]
@@ -78,6 +89,7 @@ actor PeerNetwork {
             Task { await self.adopt(connection, outbound: false) }
         }
         self.listener = listener
+        openDatagramSocket(port: listener.address.port)
         return listener.address
     }
 
@@ -136,13 +148,16 @@ actor PeerNetwork {
     func stop() {
         stopped = true
         listener?.close()
+        datagramSocket?.close()
         for id in links.keys.sorted() { perform(links[id]?.session.close() ?? [], on: id) }
         events.finish()
     }
 
     /// Bytes this node's sessions have written and read, closed ones included.
     func traffic() -> (sent: Int, received: Int) {
-        links.values.reduce(closedTraffic) { total, link in
+        let datagrams = datagramSocket?.traffic ?? (sent: 0, received: 0)
+        let initial = (closedTraffic.sent + datagrams.sent, closedTraffic.received + datagrams.received)
+        return links.values.reduce(initial) { total, link in
             let traffic = link.connection.traffic
             return (total.sent + traffic.sent, total.received + traffic.received)
         }
@@ -150,9 +165,7 @@ actor PeerNetwork {
 
     /// The established sessions.
     func peers() -> [PeerInfo] {
-        links.values.compactMap { link in
-            link.peer.map { PeerInfo(identity: $0, address: "\(link.connection.remote)", isOutbound: link.isOutbound) }
-        }.sorted { $0.identity < $1.identity }
+        links.keys.compactMap(info).sorted { $0.identity < $1.identity }
     }
 
     /// A document this node wrote (already stored and shown locally) goes out to peers.
@@ -224,6 +237,7 @@ actor PeerNetwork {
         }
         apply(gossip.handle(.connected(id, channels: [])))
         sendGossip(.channels(joinedChannels()), to: id)
+        offerDatagrams(on: id)
         if let info = info(id) { events.yield(.joined(info)) }
     }
 
@@ -239,6 +253,7 @@ actor PeerNetwork {
         closedTraffic = (closedTraffic.sent + traffic.sent, closedTraffic.received + traffic.received)
         syncs[id] = nil
         toOffer[id] = nil
+        if let index = link.datagramIndex { datagramSessions[index] = nil }
         if let address = dialled.removeValue(forKey: id) { scheduleRedial(address) }
         apply(gossip.handle(.disconnected(id)))
         if let info {
@@ -252,7 +267,7 @@ actor PeerNetwork {
         guard let link = links[id], let peer = link.peer else { return nil }
         return PeerInfo(
             identity: peer, address: "\(link.connection.remote)", isOutbound: link.isOutbound, refused: link.refused,
-            rateLimited: link.rateLimited)
+            rateLimited: link.rateLimited, datagramsDropped: link.datagramsDropped)
     }
 
     // MARK: Misbehaviour
@@ -288,6 +303,7 @@ actor PeerNetwork {
         for directive in directives {
             switch directive {
             case .send(let message, let peer): sendGossip(message, to: peer)
+            case .sendDatagram(let message, let peer): sendDatagram(message, to: peer)
             case .admit(let id, let bytes, let peer): admissions.append((id, bytes, peer))
             case .misbehaved(let peer, let count): refuse(count, from: peer)
             case .wake(let at): schedule(at)

@@ -22,6 +22,8 @@ extension PeerNetwork {
             apply(gossip.handle(.offer(documents, to: id)))
         case .reconciled(let channel):
             Task { [weak owner] in await owner?.reconciled(channel) }
+        case .datagrams(let port, let index):
+            routeDatagrams(on: id, port: port, index: index)
         case .batch(_, let documents, _):
             // Rate before anything else: a flood is dropped unacknowledged (an honest sender resends later).
             guard takeTokens(documents.count, on: id) else { return }

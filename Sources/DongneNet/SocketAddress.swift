@@ -46,4 +46,16 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return SocketAddress(host: host, port: UInt16(bigEndian: address.sin_port))!
     }
+
+    /// The port a bound socket got (the one the system chose, if 0 was asked).
+    static func localPort(of descriptor: Int32) throws(SystemError) -> UInt16 {
+        var bound = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = try withUnsafeMutablePointer(to: &bound) { pointer throws(SystemError) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress throws(SystemError) in
+                try systemCall("getsockname") { getsockname(descriptor, socketAddress, &length) }
+            }
+        }
+        return UInt16(bigEndian: bound.sin_port)
+    }
 }

@@ -27,14 +27,7 @@ public final class TCPListener: @unchecked Sendable {
                 try systemCall("bind") { bind(descriptor, pointer, length) }
             }
             try systemCall("listen") { listen(descriptor, 64) }
-            var bound = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = try withUnsafeMutablePointer(to: &bound) { pointer throws(SystemError) in
-                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress throws(SystemError) in
-                    try systemCall("getsockname") { getsockname(descriptor, socketAddress, &length) }
-                }
-            }
-            address = SocketAddress(host: host, port: UInt16(bigEndian: bound.sin_port))!
+            address = SocketAddress(host: host, port: try SocketAddress.localPort(of: descriptor))!
         } catch {
             Glibc.close(descriptor)
             throw error

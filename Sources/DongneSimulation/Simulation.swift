@@ -143,7 +143,8 @@ public struct Simulation {
     private mutating func apply(_ directives: [GossipInstance.Directive], at node: Int, time: UInt64) {
         for directive in directives {
             switch directive {
-            case .send(let message, let peer):
+            case .send(let message, let peer), .sendDatagram(let message, let peer):
+                // The simulated links lose, delay, duplicate and reorder every message alike.
                 transmit(message, from: node, to: Int(peer.value), at: time)
             case .admit(let id, let bytes, _):
                 let valid = (try? Document(verifying: bytes)) != nil

@@ -28,7 +28,27 @@ public enum SessionVectors {
                 "proof": .string(Hex.encode(proof.bytes)),
             ]),
             "prologue": .string(Hex.encode(SecureSession.prologue)),
+            "datagrams": datagrams(),
         ]
         return try JSONValue.render(JSONValue.object(contents))
+    }
+
+    /// Two datagrams from the initiator of a session with a fixed handshake hash (PROTOCOL.md §2.7).
+    static func datagrams() -> JSONValue {
+        let hash = (0..<64).map { UInt8($0) &* 3 }
+        var channel = DatagramChannel(handshakeHash: hash, role: .initiator)
+        let payloads = [Array("[0, 1, [], [h'…']]".utf8), [UInt8](repeating: 0xab, count: 40)]
+        let index: UInt32 = 0x0102_0304
+        return .object([
+            "handshakeHash": .string(Hex.encode(hash)),
+            "receiverIndex": .integer(UInt64(index)),
+            "datagrams": .array(
+                payloads.enumerated().map { counter, payload in
+                    .object([
+                        "counter": .integer(UInt64(counter)), "payload": .string(Hex.encode(payload)),
+                        "datagram": .string(Hex.encode(channel.seal(payload, receiverIndex: index)!)),
+                    ])
+                }),
+        ])
     }
 }

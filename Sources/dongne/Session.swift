@@ -205,8 +205,10 @@ final class Session: @unchecked Sendable {
         let names = (try? node.knownAuthors()) ?? [:]
         for peer in peers {
             var verb = "connected"
-            if peer.refused > 0 || peer.rateLimited > 0 {
-                verb += "; refused \(peer.refused) documents, slowed \(peer.rateLimited) batches"
+            if peer.refused > 0 || peer.rateLimited > 0 || peer.datagramsDropped > 0 {
+                verb +=
+                    "; refused \(peer.refused) documents, slowed \(peer.rateLimited) batches,"
+                    + " dropped \(peer.datagramsDropped) datagrams"
             }
             console.write(Self.peerLine(peer, names: names, event: "peer", verb: verb))
         }
@@ -223,7 +225,7 @@ final class Session: @unchecked Sendable {
             fields: [
                 "fingerprint": peer.identity.fingerprint.short, "author": Hex.encode(peer.identity.bytes), "name": name,
                 "address": peer.address, "outbound": peer.isOutbound, "refused": peer.refused,
-                "rateLimited": peer.rateLimited,
+                "rateLimited": peer.rateLimited, "datagramsDropped": peer.datagramsDropped,
             ])
     }
 

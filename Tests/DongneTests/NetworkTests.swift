@@ -218,7 +218,7 @@ final class NodeProcess: @unchecked Sendable {
         #expect(await ReconnectionTests.eventually { await a.peers().count == 1 })
 
         let junk = SigningKey.generate()
-        let flood = try JunkPeer(port: port, identity: junk)
+        let flood = try RawPeer(port: port, identity: junk)
         #expect(await ReconnectionTests.eventually { await a.peers().count == 2 })
         let forged = try Self.forgedDocument(in: seoulA.id)
         let sent = await flood.send(batches: 300, documentsEach: 20, forged: forged, seconds: 5)
@@ -234,7 +234,7 @@ final class NodeProcess: @unchecked Sendable {
             })
         #expect(try a.store.documentCount(in: seoulA.id) == 1, "nothing the junk peer sent was stored")
 
-        let again = try JunkPeer(port: port, identity: junk)
+        let again = try RawPeer(port: port, identity: junk)
         #expect(await again.wasRefused(), "the junk identity is ignored for a while")
         registration.remove()
         await b.stop()
@@ -250,59 +250,4 @@ final class NodeProcess: @unchecked Sendable {
         bytes[bytes.count - 1] ^= 1
         return bytes
     }
-}
-
-/// A raw session from the test: it completes the handshake with the network key, then floods.
-final class JunkPeer: @unchecked Sendable {
-    private let connection: TCPConnection
-    private let lock = NSLock()
-    private var session: SecureSession
-    private var established = false
-    private var closed = false
-
-    init(port: UInt16, identity: SigningKey) throws {
-        connection = try TCPConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port)!)
-        session = SecureSession(
-            role: .initiator, identity: identity, networkKey: NetworkKey(passphrase: NetworkKey.defaultPassphrase)!)
-        connection.start(
-            onReceive: { [self] bytes in handle(lock.withLock { session.receive(bytes) }) },
-            onClose: { [self] _ in lock.withLock { closed = true } })
-        handle(lock.withLock { session.start() })
-    }
-
-    private func handle(_ actions: [SecureSession.Action]) {
-        for action in actions {
-            switch action {
-            case .send(let bytes): connection.send(bytes)
-            case .established: lock.withLock { established = true }
-            case .deliver: break
-            case .close: lock.withLock { closed = true }
-            }
-        }
-    }
-
-    /// Sends at most `batches` junk batches within `seconds` (stopping early when cut off); how many it sent.
-    func send(batches: Int, documentsEach: Int, forged: [UInt8], seconds: Double) async -> Int {
-        guard await ReconnectionTests.eventually(seconds: 5, { self.lock.withLock { self.established } }) else {
-            return 0
-        }
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        var sent = 0
-        for sequence in 1...batches where Date() < deadline && !lock.withLock({ closed }) {
-            let junk = (0..<documentsEach).map {
-                $0 % 2 == 0 ? forged : [UInt8](repeating: UInt8(truncatingIfNeeded: $0), count: 40)
-            }
-            let message = GossipMessage.batch(sequence: UInt64(sequence), documents: junk, acknowledges: [])
-            handle(lock.withLock { session.send(message.wireBytes) })
-            sent += 1
-        }
-        return sent
-    }
-
-    /// Whether the other end closed the session right after the handshake.
-    func wasRefused() async -> Bool {
-        await ReconnectionTests.eventually(seconds: 5) { self.lock.withLock { self.closed } }
-    }
-
-    deinit { connection.close() }
 }

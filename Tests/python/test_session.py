@@ -54,3 +54,23 @@ def test_session_vectors():
     assert message.hex() == proof["signedMessage"]
     identity.verify_key.verify(message, decoded[2])
     assert vectors["prologue"] == b"dongne/1".hex()
+
+
+def test_datagram_vectors():
+    """PROTOCOL.md §2.7 rebuilt with hashlib and PyNaCl: per-direction keys, header, nonce and tag."""
+    import hashlib
+    import json
+    import pathlib
+
+    vectors = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol/vectors/session.json").read_text())
+    section = vectors["datagrams"]
+    handshake_hash = bytes.fromhex(section["handshakeHash"])
+    key = hashlib.blake2b(b"dongne.datagram.v1\x00" + b"i" + handshake_hash, digest_size=32).digest()
+    for item in section["datagrams"]:
+        header = section["receiverIndex"].to_bytes(4, "big") + item["counter"].to_bytes(8, "big")
+        nonce = b"\x00" * 4 + item["counter"].to_bytes(8, "little")
+        sealed = nacl.bindings.crypto_aead_chacha20poly1305_ietf_encrypt(
+            bytes.fromhex(item["payload"]), header, nonce, key
+        )
+        assert (header + sealed).hex() == item["datagram"]
+        assert len(header + sealed) <= 1200

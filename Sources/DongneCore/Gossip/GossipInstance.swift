@@ -50,12 +50,17 @@ public struct GossipInstance: Sendable {
         case tick(now: UInt64)
         /// Send these stored documents to one peer (which reconciliation found it lacks, or it asked for).
         case offer([GossipDocument], to: PeerID)
+        /// The peer takes datagrams with payloads of up to this many bytes: a new batch that fits goes as one.
+        case datagramsReady(PeerID, maximumPayloadBytes: Int)
     }
 
     /// Something the shell must do.
     public enum Directive: Sendable, Equatable {
-        /// Send a message to a peer.
+        /// Send a message to a peer over the session (reliable, in order).
         case send(GossipMessage, to: PeerID)
+        /// Send a batch to a peer as one datagram (it may be lost: it is resent over the session if it is not
+        /// acknowledged in time).
+        case sendDatagram(GossipMessage, to: PeerID)
         /// Check these received bytes (signature included), store them, and answer `admitted` or `refused`.
         case admit(id: DocumentID, bytes: [UInt8], from: PeerID)
         /// Deliver a `tick` at this time.
@@ -72,6 +77,8 @@ public struct GossipInstance: Sendable {
         var queued: Set<DocumentID> = []
         var inFlight: [UInt64: InFlight] = [:]
         var nextSequence: UInt64 = 1
+        /// The largest datagram payload the peer takes; nil while it takes none.
+        var datagramPayloadLimit: Int?
         /// Batches received from this peer whose acknowledgement is owed.
         var owedAcknowledgements: [UInt64] = []
     }
@@ -135,6 +142,9 @@ public struct GossipInstance: Sendable {
             return flush()
         case .offer(let documents, let peer):
             return offer(documents, to: peer)
+        case .datagramsReady(let peer, let limit):
+            peers[peer]?.datagramPayloadLimit = limit
+            return []
         }
     }
 
@@ -158,8 +168,8 @@ public struct GossipInstance: Sendable {
         case .channels(let channels):
             peers[peer]?.channels = Set(channels)
             return []
-        case .reconcile, .request, .reconciled:
-            return []  // the shell handles reconciliation (see ChannelSync)
+        case .reconcile, .request, .reconciled, .datagrams:
+            return []  // the shell handles reconciliation and datagram routes
         }
     }
 
@@ -181,6 +191,14 @@ public struct GossipInstance: Sendable {
         }
         peers[peer] = outgoing
         return directives
+    }
+
+    /// A first sending of a batch as a datagram, when the peer takes them and it fits one. It carries no
+    /// acknowledgements (a lost datagram must not lose them); resendings go over the session.
+    private func datagram(_ sequence: UInt64, _ documents: [[UInt8]], limit: Int?) -> GossipMessage? {
+        guard let limit else { return nil }
+        let message = GossipMessage.batch(sequence: sequence, documents: documents, acknowledges: [])
+        return message.wireBytes.count <= limit ? message : nil
     }
 
     /// Moves the next batch from the queue into the window; its sequence and document bytes.
@@ -312,6 +330,10 @@ public struct GossipInstance: Sendable {
         // As many new batches as the window allows: a long queue (a catch-up) drains at link speed.
         while !outgoing.queue.isEmpty && outgoing.inFlight.count < settings.windowSize {
             let (sequence, documents) = takeBatch(from: &outgoing)
+            if let datagram = datagram(sequence, documents, limit: outgoing.datagramPayloadLimit) {
+                directives.append(.sendDatagram(datagram, to: peer))
+                continue
+            }
             directives.append(
                 .send(.batch(sequence: sequence, documents: documents, acknowledges: acknowledgements), to: peer))
             acknowledgements = []

@@ -28,6 +28,9 @@ public enum GossipMessage: Sendable, Equatable {
     case request([DocumentID])
     /// The initiator finished reconciling this channel with the receiver.
     case reconciled(ChannelID)
+    /// The sender takes datagrams for this session on this UDP port (of the session's host), tagged with this
+    /// index (PROTOCOL.md §2.7).
+    case datagrams(port: UInt16, index: UInt32)
 }
 
 /// A stored document as gossip carries it: its id and its exact bytes.

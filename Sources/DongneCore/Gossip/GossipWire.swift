@@ -6,6 +6,7 @@
 ///     reconcile:   [3, channel id, from initiator (bool), Negentropy message]
 ///     request:     [4, [document id, …]]
 ///     reconciled:  [5, channel id]
+///     datagrams:   [6, UDP port, session index]
 ///
 /// Documents travel as byte strings holding their exact signed bytes. A decoder refuses anything else, and
 /// anything over the limits, before looking at a document.
@@ -46,6 +47,8 @@ extension GossipMessage {
             CBOREncoder.encode(.array([.unsigned(4), .array(ids.map { .bytes($0.bytes) })]))
         case .reconciled(let channel):
             CBOREncoder.encode(.array([.unsigned(5), .bytes(channel.bytes)]))
+        case .datagrams(let port, let index):
+            CBOREncoder.encode(.array([.unsigned(6), .unsigned(UInt64(port)), .unsigned(UInt64(index))]))
         }
     }
 
@@ -90,6 +93,11 @@ extension GossipMessage {
         case (5, 2):
             guard case .bytes(let channel) = parts[1], let id = ChannelID(channel) else { throw .shape }
             self = .reconciled(id)
+        case (6, 3):
+            guard case .unsigned(let port) = parts[1], let port = UInt16(exactly: port), port > 0,
+                case .unsigned(let index) = parts[2], let index = UInt32(exactly: index)
+            else { throw .shape }
+            self = .datagrams(port: port, index: index)
         default:
             throw .shape
         }

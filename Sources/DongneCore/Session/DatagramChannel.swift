@@ -5,15 +5,18 @@
 ///     key(initiator → responder) = BLAKE2b-256("dongne.datagram.v1" 0x00 ‖ "i" ‖ handshake hash)
 ///     key(responder → initiator) = BLAKE2b-256("dongne.datagram.v1" 0x00 ‖ "r" ‖ handshake hash)
 ///
-/// A datagram is an 8-byte big-endian counter, then ChaCha20-Poly1305 of the payload with the counter as its
-/// nonce and the counter bytes as associated data; at most ``maximumDatagramBytes`` in all. Datagrams arrive
-/// in any order or not at all; the receiver drops any counter it has seen or that is older than its
-/// ``ReplayWindow`` reaches.
+/// A datagram is the receiver's 4-byte session index (which it chose and announced over the session, so that
+/// it finds the session without trying keys), an 8-byte counter, then ChaCha20-Poly1305 of the payload with
+/// the counter as its nonce and the 12 header bytes as associated data; at most ``maximumDatagramBytes`` in
+/// all. All integers are big-endian. Datagrams arrive in any order or not at all; the receiver drops any
+/// counter it has seen or that is older than its ``ReplayWindow`` reaches.
 public struct DatagramChannel: Sendable {
     /// The largest datagram, to stay below the usual path MTU.
     public static let maximumDatagramBytes = 1_200
     /// The largest payload of one datagram.
-    public static let maximumPayloadBytes = maximumDatagramBytes - 8 - 16
+    public static let maximumPayloadBytes = maximumDatagramBytes - headerBytes - 16
+    /// The receiver's index and the counter.
+    public static let headerBytes = 4 + 8
     static let prefix: [UInt8] = Array("dongne.datagram.v1".utf8) + [0]
 
     private let sending: NoiseCipherState
@@ -29,23 +32,33 @@ public struct DatagramChannel: Sendable {
         receiving = NoiseCipherState(key: role == .initiator ? responderKey : initiatorKey)
     }
 
-    /// The datagram carrying `payload`; nil when the payload is too large for one.
-    public mutating func seal(_ payload: [UInt8]) -> [UInt8]? {
+    /// The receiver's session index in a datagram (the first 4 bytes); nil if it is too short to be one.
+    public static func receiverIndex(of datagram: [UInt8]) -> UInt32? {
+        guard datagram.count >= headerBytes + 16 else { return nil }
+        return datagram.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    }
+
+    /// The datagram carrying `payload` to the session the receiver numbered `receiverIndex`; nil when the
+    /// payload is too large for one.
+    public mutating func seal(_ payload: [UInt8], receiverIndex: UInt32) -> [UInt8]? {
         guard payload.count <= Self.maximumPayloadBytes, nextCounter < .max else { return nil }
         let counter = nextCounter
         nextCounter += 1
-        let header = (0..<8).map { UInt8(truncatingIfNeeded: counter >> (56 - 8 * UInt64($0))) }
+        let header =
+            (0..<4).map { UInt8(truncatingIfNeeded: receiverIndex >> (24 - 8 * UInt32($0))) }
+            + (0..<8).map { UInt8(truncatingIfNeeded: counter >> (56 - 8 * UInt64($0))) }
         guard let ciphertext = try? sending.encrypt(payload, nonce: counter, associatedData: header) else { return nil }
         return header + ciphertext
     }
 
     /// The payload of a received datagram; nil if it is malformed, forged, or a replay.
     public mutating func open(_ datagram: [UInt8]) -> [UInt8]? {
-        guard datagram.count >= 8 + 16, datagram.count <= Self.maximumDatagramBytes else { return nil }
-        let header = Array(datagram.prefix(8))
-        let counter = header.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard datagram.count >= Self.headerBytes + 16, datagram.count <= Self.maximumDatagramBytes else { return nil }
+        let header = Array(datagram.prefix(Self.headerBytes))
+        let counter = header.dropFirst(4).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         guard window.mayAccept(counter),  // cheap before the MAC
-            let payload = try? receiving.decrypt(Array(datagram.dropFirst(8)), nonce: counter, associatedData: header)
+            let payload = try? receiving.decrypt(
+                Array(datagram.dropFirst(Self.headerBytes)), nonce: counter, associatedData: header)
         else { return nil }
         window.accept(counter)
         return payload

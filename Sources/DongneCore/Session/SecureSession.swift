@@ -47,6 +47,11 @@ public struct SecureSession: Sendable {
 
     private var state: State
     private var frames = FrameReader()
+    /// The handshake hash `h`, once the handshake is complete: a name both ends share for this session, from
+    /// which ``DatagramChannel`` derives its keys.
+    public private(set) var handshakeHash: [UInt8]?
+    /// Whether this end started the handshake.
+    public let role: NoiseHandshake.Role
     private let identity: SigningKey
     private let staticKey: NoiseKeyPair
     private let rekeyInterval: UInt64
@@ -60,6 +65,7 @@ public struct SecureSession: Sendable {
         self.identity = identity
         self.staticKey = staticKey
         self.rekeyInterval = rekeyInterval
+        self.role = role
         state = .handshaking(
             NoiseHandshake(
                 role: role, prologue: Self.prologue, staticKey: staticKey, psk: networkKey.bytes, ephemeral: ephemeral))
@@ -144,6 +150,7 @@ public struct SecureSession: Sendable {
             let (transportSend, receiveCipher) = try? handshake.transport()
         else { return fail(.identityRejected) }
         var sendCipher = transportSend
+        handshakeHash = handshake.handshakeHash
         let proof = seal(
             Kind.identity, IdentityProof(identity: identity, staticKey: staticKey.publicKey).bytes, with: &sendCipher)
         state = .established(send: sendCipher, receive: receiveCipher, peer: peer)
@@ -159,6 +166,7 @@ public struct SecureSession: Sendable {
         if handshake.isComplete, let remoteStatic = handshake.remoteStatic,
             let (sendCipher, receiveCipher) = try? handshake.transport()
         {
+            handshakeHash = handshake.handshakeHash
             state = .awaitingIdentity(send: sendCipher, receive: receiveCipher, remoteStatic: remoteStatic)
         } else {
             state = .handshaking(handshake)

@@ -1,0 +1,66 @@
+import DongneCore
+import DongneNet
+
+/// Datagrams (PROTOCOL.md §2.7): a new batch small enough goes to a peer as one encrypted UDP datagram under
+/// keys from the session's handshake hash; anything larger, and every resending, goes over the session.
+extension PeerNetwork {
+    /// Binds the datagram socket, on `port` when it is free (else any port: the port is announced anyway).
+    func openDatagramSocket(port: UInt16) {
+        guard datagramSocket == nil, !stopped else { return }
+        let receive: @Sendable ([UInt8], SocketAddress) -> Void = { [weak self] bytes, _ in
+            Task { await self?.receivedDatagram(bytes) }
+        }
+        datagramSocket =
+            (try? UDPSocket(port: port, onReceive: receive)) ?? (try? UDPSocket(port: 0, onReceive: receive))
+    }
+
+    /// A new session gets its datagram keys and an index of its own, and tells the peer where to send.
+    func offerDatagrams(on id: PeerID) {
+        openDatagramSocket(port: 0)
+        guard var link = links[id], let hash = link.session.handshakeHash, let socket = datagramSocket else { return }
+        var index = UInt32.random(in: 1...UInt32.max)
+        while datagramSessions[index] != nil { index = UInt32.random(in: 1...UInt32.max) }
+        link.datagram = DatagramChannel(handshakeHash: hash, role: link.session.role)
+        link.datagramIndex = index
+        links[id] = link
+        datagramSessions[index] = id
+        sendGossip(.datagrams(port: socket.address.port, index: index), to: id)
+    }
+
+    /// The peer takes datagrams for this session at its session's host on `port`.
+    func routeDatagrams(on id: PeerID, port: UInt16, index: UInt32) {
+        guard let host = links[id]?.connection.remote.host, let address = SocketAddress(host: host, port: port)
+        else { return }
+        links[id]?.datagramRoute = (address, index)
+        apply(gossip.handle(.datagramsReady(id, maximumPayloadBytes: DatagramChannel.maximumPayloadBytes)))
+    }
+
+    /// Sends a batch as one datagram, or over the session when there is no route or it does not fit.
+    func sendDatagram(_ message: GossipMessage, to id: PeerID) {
+        guard var link = links[id], let route = link.datagramRoute, var channel = link.datagram,
+            let socket = datagramSocket, let datagram = channel.seal(message.wireBytes, receiverIndex: route.index)
+        else { return sendGossip(message, to: id) }
+        link.datagram = channel
+        links[id] = link
+        if !socket.send(datagram, to: route.address) { sendGossip(message, to: id) }
+    }
+
+    /// A datagram arrived: cheap checks (index, size, replay window, MAC) before anything reads it; a datagram
+    /// that opens must hold a batch, which then takes the same path as one from the session.
+    func receivedDatagram(_ bytes: [UInt8]) {
+        guard let index = DatagramChannel.receiverIndex(of: bytes), let id = datagramSessions[index],
+            var link = links[id], var channel = link.datagram
+        else { return }
+        guard let payload = channel.open(bytes) else {
+            link.datagramsDropped += 1
+            links[id] = link
+            return
+        }
+        link.datagram = channel
+        links[id] = link
+        guard let message = try? GossipMessage(wireBytes: payload), case .batch = message else {
+            return closeLink(id, "malformed datagram")
+        }
+        handle(message, from: id)
+    }
+}

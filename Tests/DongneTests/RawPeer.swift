@@ -1,0 +1,76 @@
+import Dongne
+import DongneNet
+import Foundation
+
+/// A raw session from the test: it completes the handshake with the network key, records what the node says,
+/// and sends whatever the test wants, junk included.
+final class RawPeer: @unchecked Sendable {
+    private let connection: TCPConnection
+    private let lock = NSLock()
+    private var session: SecureSession
+    private var established = false
+    private var closed = false
+    private var received: [GossipMessage] = []
+
+    init(port: UInt16, identity: SigningKey) throws {
+        connection = try TCPConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port)!)
+        session = SecureSession(
+            role: .initiator, identity: identity, networkKey: NetworkKey(passphrase: NetworkKey.defaultPassphrase)!)
+        connection.start(
+            onReceive: { [self] bytes in handle(lock.withLock { session.receive(bytes) }) },
+            onClose: { [self] _ in lock.withLock { closed = true } })
+        handle(lock.withLock { session.start() })
+    }
+
+    private func handle(_ actions: [SecureSession.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let bytes): connection.send(bytes)
+            case .established: lock.withLock { established = true }
+            case .deliver(let bytes):
+                if let message = try? GossipMessage(wireBytes: bytes) { lock.withLock { received.append(message) } }
+            case .close: lock.withLock { closed = true }
+            }
+        }
+    }
+
+    /// Waits for the session; false if it did not come up within 5 s.
+    func waitUntilEstablished() async -> Bool {
+        await ReconnectionTests.eventually(seconds: 5) { self.lock.withLock { self.established } }
+    }
+
+    /// The session's datagram keys, as this end (the initiator) derives them.
+    func datagramChannel() -> DatagramChannel? {
+        lock.withLock { session.handshakeHash.map { DatagramChannel(handshakeHash: $0, role: .initiator) } }
+    }
+
+    /// Every message the node sent so far.
+    var messages: [GossipMessage] { lock.withLock { received } }
+
+    /// Sends one gossip message over the session.
+    func send(_ message: GossipMessage) {
+        handle(lock.withLock { session.send(message.wireBytes) })
+    }
+
+    /// Sends at most `batches` junk batches within `seconds` (stopping early when cut off); how many it sent.
+    func send(batches: Int, documentsEach: Int, forged: [UInt8], seconds: Double) async -> Int {
+        guard await waitUntilEstablished() else { return 0 }
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        var sent = 0
+        for sequence in 1...batches where Date() < deadline && !lock.withLock({ closed }) {
+            let junk = (0..<documentsEach).map {
+                $0 % 2 == 0 ? forged : [UInt8](repeating: UInt8(truncatingIfNeeded: $0), count: 40)
+            }
+            send(GossipMessage.batch(sequence: UInt64(sequence), documents: junk, acknowledges: []))
+            sent += 1
+        }
+        return sent
+    }
+
+    /// Whether the other end closed the session right after the handshake.
+    func wasRefused() async -> Bool {
+        await ReconnectionTests.eventually(seconds: 5) { self.lock.withLock { self.closed } }
+    }
+
+    deinit { connection.close() }
+}
