@@ -213,9 +213,14 @@ public final class Node: Sendable {
     }
 
     /// Takes documents that arrived from elsewhere (a peer, a file): checks, stores, and shows the new ones to
-    /// local listeners before returning. One result per input, in order.
-    package func receive(_ documents: [[UInt8]]) async -> [Result<(Document, InsertOutcome), IngestError>] {
-        let results = await store.ingest(documents)
+    /// local listeners before returning. One result per input, in order. `verified` hears the ids of the new,
+    /// valid ones as soon as their signatures are checked, before they are stored (to forward them at once).
+    package func receive(
+        _ documents: [[UInt8]], verified: @Sendable ([DocumentID]) async -> Void = { _ in }
+    ) async -> [Result<(Document, InsertOutcome), IngestError>] {
+        let admitted = store.admit(documents)
+        if admitted.newDocumentCount > 0 { await verified(admitted.newDocumentIDs) }
+        let results = await store.commit(admitted)
         var channels: Set<ChannelID> = []
         for case .success(let (document, outcome)) in results where outcome == .stored {
             if let channel = document.channel { channels.insert(channel) }

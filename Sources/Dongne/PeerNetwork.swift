@@ -170,6 +170,7 @@ actor PeerNetwork {
 
     /// A document this node wrote (already stored and shown locally) goes out to peers.
     func published(_ document: Document) {
+        advanceGossipClock()
         apply(gossip.handle(.published(id: document.id, channel: document.channel, bytes: document.bytes)))
     }
 
@@ -326,15 +327,28 @@ actor PeerNetwork {
     /// Checks and stores a received document (the node shows it to listeners), then tells the core.
     private func admit(_ documents: [(id: DocumentID, bytes: [UInt8], from: PeerID)]) async {
         guard let owner else { return }
-        let results = await owner.receive(documents.map(\.bytes))
+        let results = await owner.receive(documents.map(\.bytes)) { [weak self] ids in await self?.forward(ids) }
         for (document, result) in zip(documents, results) {
             switch result {
             case .success: apply(gossip.handle(.admitted(document.id)))
-            case .failure(let error):
+            case .failure(.invalid):
                 apply(gossip.handle(.refused(document.id)))
-                if case .invalid = error { refuse(1, from: document.from) }
+                refuse(1, from: document.from)
+            case .failure(.store): apply(gossip.handle(.storeFailed(document.id)))
             }
         }
+    }
+
+    /// Verified documents go on to other peers before they are stored: durability never waits in the
+    /// forwarding path.
+    private func forward(_ ids: [DocumentID]) {
+        advanceGossipClock()
+        for id in ids { apply(gossip.handle(.verified(id))) }
+    }
+
+    /// Tells the core the time before an event that may send at once.
+    func advanceGossipClock() {
+        apply(gossip.handle(.tick(now: now)))
     }
 
     private func acknowledged(_ ids: [DocumentID]) async {

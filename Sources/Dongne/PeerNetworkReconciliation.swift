@@ -27,6 +27,7 @@ extension PeerNetwork {
         case .batch(_, let documents, _):
             // Rate before anything else: a flood is dropped unacknowledged (an honest sender resends later).
             guard takeTokens(documents.count, on: id) else { return }
+            advanceGossipClock()
             apply(gossip.handle(.received(message, from: id)))
         case .acknowledge:
             apply(gossip.handle(.received(message, from: id)))

@@ -23,6 +23,8 @@ public struct AdmittedBatch: Sendable {
 
     /// How many documents of the batch passed every check and are not stored yet.
     public var newDocumentCount: Int { fresh.count }
+    /// The ids of those documents.
+    public var newDocumentIDs: [DocumentID] { fresh.map(\.document.id) }
 }
 
 extension Store {

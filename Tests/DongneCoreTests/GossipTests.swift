@@ -12,22 +12,29 @@ import Testing
             .message(Message(channel: channel, senderName: "a", content: .text(text))), created: 1, by: key)
     }
 
-    @Test func aPublishedDocumentLeavesAsOneBatchPerPeerAtTheNextFlush() {
+    @Test func aLoneDocumentLeavesAtOnceAndABusyChannelSharesBatches() {
         var gossip = GossipInstance()
         _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
         _ = gossip.handle(.connected(PeerID(2), channels: []))  // does not carry the channel
-        let first = Self.document("one"), second = Self.document("two")
-        #expect(gossip.handle(.published(id: first.id, channel: Self.channel, bytes: first.bytes)) == [.wake(at: 50)])
-        #expect(gossip.handle(.published(id: second.id, channel: Self.channel, bytes: second.bytes)) == [])
-        #expect(gossip.handle(.tick(now: 10)) == [], "not due yet")
+        let first = Self.document("one"), second = Self.document("two"), third = Self.document("three")
+        #expect(
+            gossip.handle(.published(id: first.id, channel: Self.channel, bytes: first.bytes)) == [
+                .send(.batch(sequence: 1, documents: [first.bytes], acknowledges: []), to: PeerID(1)), .wake(at: 400),
+            ], "the links were quiet: it leaves at once, and wakes to resend it if it is not acknowledged")
+        _ = gossip.handle(.tick(now: 10))
+        #expect(
+            gossip.handle(.published(id: second.id, channel: Self.channel, bytes: second.bytes)) == [.wake(at: 50)],
+            "a flush 10 ms ago: this one waits for the interval")
+        #expect(gossip.handle(.published(id: third.id, channel: Self.channel, bytes: third.bytes)) == [])
+        #expect(gossip.handle(.tick(now: 20)) == [.wake(at: 50)], "not due yet; the wake is asked for again")
         let sent = gossip.handle(.tick(now: 50))
         #expect(
             sent.first
-                == .send(.batch(sequence: 1, documents: [first.bytes, second.bytes], acknowledges: []), to: PeerID(1)))
-        #expect(sent.count == 2 && sent.last == .wake(at: 100), "the batch is in flight: keep waking")
+                == .send(.batch(sequence: 2, documents: [second.bytes, third.bytes], acknowledges: []), to: PeerID(1)))
+        #expect(sent.count == 2 && sent.last == .wake(at: 400), "the batches are in flight: wake for the first resend")
     }
 
-    @Test func receivedDocumentsAreAdmittedBeforeTheyAreAcknowledgedOrForwarded() {
+    @Test func receivedDocumentsAreForwardedOnceVerifiedAndAcknowledgedOnceStored() {
         var gossip = GossipInstance()
         _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
         _ = gossip.handle(.connected(PeerID(2), channels: [Self.channel]))
@@ -38,17 +45,34 @@ import Testing
             directives == [
                 .admit(id: document.id, bytes: document.bytes, from: PeerID(1)), .misbehaved(PeerID(1), count: 1),
             ], "junk is dropped unparsed, and counted against its sender")
-        #expect(gossip.handle(.tick(now: 100)) == [], "nothing is acknowledged or forwarded before admission")
-        #expect(gossip.handle(.admitted(document.id)) == [.wake(at: 150)])
-        let sent = gossip.handle(.tick(now: 150))
-        #expect(sent.contains(.send(.acknowledge([7]), to: PeerID(1))))
-        #expect(sent.contains(.send(.batch(sequence: 1, documents: [document.bytes], acknowledges: []), to: PeerID(2))))
-        #expect(
-            !sent.contains { if case .send(.batch, PeerID(1)) = $0 { true } else { false } }, "not back to its source")
+        #expect(gossip.handle(.tick(now: 100)) == [], "nothing is acknowledged or forwarded before verification")
+        let forwarded = gossip.handle(.verified(document.id))
+        #expect(forwarded.contains(.send(.batch(sequence: 1, documents: [document.bytes], acknowledges: []), to: PeerID(2))))
+        #expect(!forwarded.contains { if case .send(_, PeerID(1)) = $0 { true } else { false } }, "no acknowledgement yet, nor an echo")
+        _ = gossip.handle(.tick(now: 200))
+        let stored = gossip.handle(.admitted(document.id))
+        #expect(stored.contains(.send(.acknowledge([7]), to: PeerID(1))), "acknowledged once stored")
+        #expect(!stored.contains { if case .send(.batch, _) = $0 { true } else { false } }, "forwarded once only")
         // The same document again is known: acknowledged without a second admission.
         let again = gossip.handle(
             .received(.batch(sequence: 8, documents: [document.bytes], acknowledges: []), from: PeerID(2)))
         #expect(!again.contains { if case .admit = $0 { true } else { false } })
+    }
+
+    @Test func aDocumentThatCouldNotBeStoredIsNotAcknowledgedAndIsAdmittedAgainWhenResent() {
+        var gossip = GossipInstance()
+        _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
+        let document = Self.document("disk full")
+        let batch = GossipMessage.batch(sequence: 3, documents: [document.bytes], acknowledges: [])
+        _ = gossip.handle(.received(batch, from: PeerID(1)))
+        _ = gossip.handle(.verified(document.id))
+        #expect(gossip.handle(.storeFailed(document.id)) == [])
+        let later = gossip.handle(.tick(now: 1_000))
+        #expect(!later.contains { if case .send(.acknowledge, _) = $0 { true } else { false } }, "no acknowledgement")
+        #expect(gossip.knownCount == 0)
+        #expect(
+            gossip.handle(.received(batch, from: PeerID(1)))
+                == [.admit(id: document.id, bytes: document.bytes, from: PeerID(1))])
     }
 
     @Test func refusedDocumentsAreNeitherKeptNorForwarded() {
@@ -68,15 +92,15 @@ import Testing
         var gossip = GossipInstance()
         _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
         let document = Self.document("again")
-        _ = gossip.handle(.published(id: document.id, channel: Self.channel, bytes: document.bytes))
-        var sendTimes: [UInt64] = []
+        let published = gossip.handle(.published(id: document.id, channel: Self.channel, bytes: document.bytes))
+        var sendTimes: [UInt64] = published.contains { if case .send(.batch, _) = $0 { true } else { false } } ? [0] : []
         for time in stride(from: UInt64(50), through: 2_000, by: 50) {
             if gossip.handle(.tick(now: time)).contains(where: { if case .send(.batch, _) = $0 { true } else { false } }
             ) {
                 sendTimes.append(time)
             }
         }
-        #expect(sendTimes == [50, 450, 1_250])  // after 400 ms, then 800 ms
+        #expect(sendTimes == [0, 400, 1_200])  // at once, after 400 ms, then 800 ms more
         _ = gossip.handle(.received(.acknowledge([1]), from: PeerID(1)))
         #expect(gossip.handle(.tick(now: 3_000)).isEmpty, "acknowledged: nothing more to send")
     }

@@ -1,9 +1,10 @@
 /// The gossip of documents between peers, as a pure value: events in, directives out, time passed in.
 ///
-/// A new document — written here, or received and admitted (checked and stored by the shell) for the first
-/// time — is queued for every connected peer that carries its channel, except the one it came from. Every
-/// ``Settings/flushInterval`` a peer's queue leaves as one batch, so a busy channel costs a message per
-/// link per interval rather than one per document. Batches are acknowledged (piggybacked on batches going
+/// A new document — written here, or received and verified by the shell for the first time — is queued for
+/// every connected peer that carries its channel, except the one it came from: forwarding never waits for the
+/// local disk. Queues leave as batches at once when the links have been quiet for ``Settings/flushInterval``,
+/// else at most once per interval, so a lone message goes out immediately and a busy channel costs a message
+/// per link per interval rather than one per document. Batches are acknowledged (piggybacked on batches going
 /// the other way when there are any) only once their documents are stored, and a batch not acknowledged in
 /// time is sent again with the delay doubling, so loss and partitions delay documents but lose none while
 /// the link lasts. At most ``Settings/windowSize`` batches are in flight per link; the queue behind them is
@@ -42,10 +43,16 @@ public struct GossipInstance: Sendable {
         case published(id: DocumentID, channel: ChannelID?, bytes: [UInt8])
         /// A peer sent a message.
         case received(GossipMessage, from: PeerID)
-        /// The shell checked and stored a document the core asked it to admit (or found it stored already).
+        /// The shell checked the signature of a document the core asked it to admit: it may be forwarded.
+        case verified(DocumentID)
+        /// The shell stored a document the core asked it to admit (or found it stored already): it may be
+        /// acknowledged (and forwarded, if ``verified(_:)`` did not come first).
         case admitted(DocumentID)
-        /// The shell refused a document the core asked it to admit.
+        /// The shell refused a document the core asked it to admit: it breaks a rule (counts as done).
         case refused(DocumentID)
+        /// The shell could not store a document (its disk is full, say): the batches holding it stay
+        /// unacknowledged, so their senders send them again and the document is admitted again then.
+        case storeFailed(DocumentID)
         /// Time passes: the current time, in milliseconds.
         case tick(now: UInt64)
         /// Send these stored documents to one peer (which reconciliation found it lacks, or it asked for).
@@ -61,7 +68,8 @@ public struct GossipInstance: Sendable {
         /// Send a batch to a peer as one datagram (it may be lost: it is resent over the session if it is not
         /// acknowledged in time).
         case sendDatagram(GossipMessage, to: PeerID)
-        /// Check these received bytes (signature included), store them, and answer `admitted` or `refused`.
+        /// Check these received bytes (signature included) and answer `verified` as soon as the signature holds,
+        /// then store them and answer `admitted`; or answer `refused`.
         case admit(id: DocumentID, bytes: [UInt8], from: PeerID)
         /// Deliver a `tick` at this time.
         case wake(at: UInt64)
@@ -100,10 +108,19 @@ public struct GossipInstance: Sendable {
     public let settings: Settings
     private var peers: [PeerID: Outgoing] = [:]
     private var known: Set<DocumentID> = []
-    private var admitting: [DocumentID: (bytes: [UInt8], channel: ChannelID?, from: PeerID)] = [:]
+    private var admitting: [DocumentID: Admission] = [:]
     private var incoming: [Incoming] = []
     private var now: UInt64 = 0
     private var nextFlush: UInt64?
+    private var lastFlush: UInt64?
+
+    /// A received document between its admission directive and its storage.
+    private struct Admission: Sendable {
+        let bytes: [UInt8]
+        let channel: ChannelID?
+        let from: PeerID
+        var forwarded = false
+    }
 
     /// A node's gossip with no peers yet.
     public init(settings: Settings = Settings()) {
@@ -135,8 +152,13 @@ public struct GossipInstance: Sendable {
         case .received(let message, let peer):
             guard peers[peer] != nil else { return [] }
             return receive(message, from: peer)
+        case .verified(let id): return verified(id)
         case .admitted(let id): return admitted(id)
         case .refused(let id): return refused(id)
+        case .storeFailed(let id):
+            admitting[id] = nil
+            incoming.removeAll { $0.waitingFor.contains(id) }
+            return []
         case .tick(let time):
             now = max(now, time)
             return flush()
@@ -233,7 +255,7 @@ public struct GossipInstance: Sendable {
             if known.contains(id) { continue }
             waitingFor.insert(id)
             if admitting[id] == nil {
-                admitting[id] = (bytes, document.body.channel, peer)
+                admitting[id] = Admission(bytes: bytes, channel: document.body.channel, from: peer)
                 directives.append(.admit(id: id, bytes: bytes, from: peer))
             }
         }
@@ -246,10 +268,18 @@ public struct GossipInstance: Sendable {
         return directives
     }
 
+    private mutating func verified(_ id: DocumentID) -> [Directive] {
+        guard var pending = admitting[id], !pending.forwarded else { return [] }
+        pending.forwarded = true
+        admitting[id] = pending
+        return enqueue(id, bytes: pending.bytes, channel: pending.channel, except: pending.from)
+    }
+
     private mutating func admitted(_ id: DocumentID) -> [Directive] {
-        guard let pending = admitting.removeValue(forKey: id) else { return [] }
+        let forwarding = verified(id)
+        guard admitting.removeValue(forKey: id) != nil else { return [] }
         known.insert(id)
-        return settle(id) + enqueue(id, bytes: pending.bytes, channel: pending.channel, except: pending.from)
+        return forwarding + settle(id)
     }
 
     private mutating func refused(_ id: DocumentID) -> [Directive] {
@@ -291,7 +321,18 @@ public struct GossipInstance: Sendable {
         return queuedAny ? scheduleFlush() : []
     }
 
+    /// Flushes at once when the last flush is an interval ago (a lone message is not held back), else wakes
+    /// at the next interval (a busy channel shares batches).
     private mutating func scheduleFlush() -> [Directive] {
+        guard nextFlush == nil else { return [] }
+        if let lastFlush, now < lastFlush + settings.flushInterval {
+            nextFlush = lastFlush + settings.flushInterval
+            return [.wake(at: lastFlush + settings.flushInterval)]
+        }
+        return flush()
+    }
+
+    private mutating func scheduleNextFlush() -> [Directive] {
         guard nextFlush == nil else { return [] }
         let at = now + settings.flushInterval
         nextFlush = at
@@ -300,14 +341,21 @@ public struct GossipInstance: Sendable {
 
     /// Sends what is due: new batches, acknowledgements, and batches whose acknowledgement is late.
     private mutating func flush() -> [Directive] {
-        if let due = nextFlush, due > now { return [] }
+        // Early (a tick for another reason): the flush still due is asked for again, so a shell that keeps one
+        // timer never loses it.
+        if let due = nextFlush, due > now { return [.wake(at: due)] }
         nextFlush = nil
         var directives: [Directive] = []
         for peer in peers.keys.sorted() { directives += flush(peer) }
-        let busy = peers.values.contains {
-            !$0.queue.isEmpty || !$0.inFlight.isEmpty || !$0.owedAcknowledgements.isEmpty
+        if !directives.isEmpty { lastFlush = now }  // only flushes that sent something pace the next
+        // Queued documents or owed acknowledgements wait for the next interval; batches in flight only need a
+        // wake when the first of them is due again (so a new document meanwhile still leaves at once).
+        let paced = peers.values.contains { !$0.queue.isEmpty || !$0.owedAcknowledgements.isEmpty }
+        if paced {
+            directives += scheduleNextFlush()
+        } else if let resend = peers.values.flatMap({ $0.inFlight.values.map(\.resendAt) }).min() {
+            directives.append(.wake(at: resend))
         }
-        if busy { directives += scheduleFlush() }
         return directives
     }
 
