@@ -38,7 +38,8 @@ let package = Package(
         .target(name: "DongneSimulation", dependencies: ["DongneCore"]),
         .executableTarget(name: "dongne-vectors", dependencies: ["DongneVectors"]),
         .executableTarget(
-            name: "dongne-bench", dependencies: ["Dongne", "DongneCore", "DongneStore", "DongneSimulation", "CSodium"]),
+            name: "dongne-bench",
+            dependencies: ["Dongne", "DongneCore", "DongneStore", "DongneNet", "DongneSimulation", "CSodium"]),
         .executableTarget(name: "dongne-ingest-probe", dependencies: ["DongneCore", "DongneStore"]),
 
         // Small programs built on the public library only.

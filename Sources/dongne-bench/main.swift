@@ -7,8 +7,9 @@ import Foundation
 //   swift run -c release dongne-bench listeners
 //   swift run -c release dongne-bench simulate
 //   swift run -c release dongne-bench sync
+//   swift run -c release dongne-bench delivery
 
-let usage = "usage: dongne-bench ingest | listeners | simulate | sync"
+let usage = "usage: dongne-bench ingest | listeners | simulate | sync | delivery"
 switch CommandLine.arguments.dropFirst().first {
 case "ingest":
     let met = try await IngestBenchmark.run()
@@ -21,6 +22,9 @@ case "simulate":
     exit(met ? 0 : 1)
 case "sync":
     let met = try await SyncBenchmark.run()
+    exit(met ? 0 : 1)
+case "delivery":
+    let met = try await DeliveryBenchmark.run()
     exit(met ? 0 : 1)
 case "make-fixture":
     guard let fixture = ThreadFixture.all.first(where: { $0.name == CommandLine.arguments.last }) else { exit(2) }

@@ -321,9 +321,14 @@ public struct GossipInstance: Sendable {
         return queuedAny ? scheduleFlush() : []
     }
 
-    /// Flushes at once when the last flush is an interval ago (a lone message is not held back), else wakes
-    /// at the next interval (a busy channel shares batches).
+    /// Flushes at once when the last flush is an interval ago, or when a peer with documents queued has
+    /// nothing in flight (a lone message is never held back, as in Nagle's algorithm); else wakes at the next
+    /// interval, so that a busy channel shares batches.
     private mutating func scheduleFlush() -> [Directive] {
+        let idleLink = peers.values.contains {
+            (!$0.queue.isEmpty || !$0.owedAcknowledgements.isEmpty) && $0.inFlight.isEmpty
+        }
+        if idleLink { return flushNow() }
         guard nextFlush == nil else { return [] }
         if let lastFlush, now < lastFlush + settings.flushInterval {
             nextFlush = lastFlush + settings.flushInterval
@@ -344,6 +349,10 @@ public struct GossipInstance: Sendable {
         // Early (a tick for another reason): the flush still due is asked for again, so a shell that keeps one
         // timer never loses it.
         if let due = nextFlush, due > now { return [.wake(at: due)] }
+        return flushNow()
+    }
+
+    private mutating func flushNow() -> [Directive] {
         nextFlush = nil
         var directives: [Directive] = []
         for peer in peers.keys.sorted() { directives += flush(peer) }
