@@ -58,15 +58,8 @@ actor PeerNetwork {
     var dialled: [PeerID: SocketAddress] = [:]
     static let maximumRedialPause: UInt64 = 30_000
     static let antiEntropyInterval: UInt64 = 30_000
-    /// Reconciliations this node started, by session and channel.
-    var syncs: [PeerID: [ChannelID: Negentropy]] = [:]
-    /// Documents reconciliation found the peer lacks, still to offer (a chunk at a time, as acknowledgements
-    /// come back, so a large catch-up never overflows the peer's gossip queue).
-    var toOffer: [PeerID: [DocumentID]] = [:]
-    /// Documents offered per step of a catch-up.
-    static let catchUpChunk = 1_024
-    /// The largest Negentropy message: fits one session message with room to spare.
-    static let reconciliationFrameLimit = 60_000
+    /// Reconciliations with peers: the pure core (PROTOCOL.md §2.5).
+    var reconciliation = ReconciliationInstance()
     private let start = ContinuousClock.now
     var stopped = false
     let events: AsyncStream<PeerEvent>.Continuation
@@ -139,8 +132,8 @@ actor PeerNetwork {
         guard !stopped else { return }
         for channel in joinedChannels() {
             let candidates = links.keys.filter { links[$0]?.peer != nil && gossip.channels(of: $0).contains(channel) }
-            guard let peer = candidates.randomElement(), syncs[peer]?[channel] == nil else { continue }
-            startSync(channel, with: peer)
+            guard let peer = candidates.randomElement() else { continue }
+            carryOut(reconciliation.handle(.start(channel, with: peer)))
         }
     }
 
@@ -252,8 +245,7 @@ actor PeerNetwork {
         guard let link = links.removeValue(forKey: id) else { return }
         let traffic = link.connection.traffic
         closedTraffic = (closedTraffic.sent + traffic.sent, closedTraffic.received + traffic.received)
-        syncs[id] = nil
-        toOffer[id] = nil
+        carryOut(reconciliation.handle(.disconnected(id)))
         if let index = link.datagramIndex { datagramSessions[index] = nil }
         if let address = dialled.removeValue(forKey: id) { scheduleRedial(address) }
         apply(gossip.handle(.disconnected(id)))

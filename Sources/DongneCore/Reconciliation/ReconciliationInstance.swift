@@ -1,0 +1,156 @@
+/// Reconciliation of channels between peers (PROTOCOL.md §2.5), as a pure value: events in, directives out.
+///
+/// When a peer says which channels it carries, each end reconciles every channel both carry, once per session;
+/// every anti-entropy round the shell asks for one more. The end that starts a reconciliation (its initiator)
+/// runs Negentropy to its end and **offers** the documents the peer lacks, a chunk at a time while the peer's
+/// gossip queue is short, so that a large catch-up never overflows it; it asks for nothing, since the peer's
+/// own reconciliation offers what this end lacks. The responder answers each message from a fresh Negentropy
+/// instance, keeping no state between messages.
+///
+/// The core reads nothing itself: it asks the shell for a channel's items (``Directive/loadItems(_:for:answering:)``)
+/// and to offer stored documents (``Directive/offer(_:to:)``), and the shell answers with ``Event/itemsLoaded(_:for:answering:items:)``.
+public struct ReconciliationInstance: Sendable {
+    /// Something that happened.
+    public enum Event: Sendable, Equatable {
+        /// A peer said which channels it carries; `joined` are this node's.
+        case peerChannels(PeerID, theirs: [ChannelID], joined: [ChannelID])
+        /// Reconcile this channel with this peer now (an anti-entropy round), unless it is already under way.
+        case start(ChannelID, with: PeerID)
+        /// A reconciliation message from a peer.
+        case received(GossipMessage, from: PeerID)
+        /// The items of a channel the core asked for, to start a reconciliation (`answering` nil) or to answer
+        /// a peer's message.
+        case itemsLoaded(ChannelID, for: PeerID, answering: [UInt8]?, items: [NegentropyItem])
+        /// The peer's gossip queue holds this many documents.
+        case queueLength(Int, of: PeerID)
+        /// The session is gone.
+        case disconnected(PeerID)
+    }
+
+    /// Something the shell must do.
+    public enum Directive: Sendable, Equatable {
+        /// Send a message to the peer over its session.
+        case send(GossipMessage, to: PeerID)
+        /// Read the channel's (created, id) items from the store and answer ``Event/itemsLoaded(_:for:answering:items:)``.
+        case loadItems(ChannelID, for: PeerID, answering: [UInt8]?)
+        /// Hand these stored documents to gossip for this peer.
+        case offer([DocumentID], to: PeerID)
+        /// The channel is reconciled with a peer: its snapshots are no longer only from this node's cache.
+        case reconciled(ChannelID)
+        /// The peer broke the protocol: end its session.
+        case disconnect(PeerID, reason: String)
+    }
+
+    /// Documents offered per step of a catch-up, and the queue length below which the next step goes.
+    public static let chunk = 1_024
+    /// The largest Negentropy message: fits one session message with room to spare.
+    public static let frameSizeLimit = 60_000
+
+    private var running: [PeerID: [ChannelID: Negentropy]] = [:]
+    /// Reconciliations asked for whose items are being loaded.
+    private var starting: [PeerID: Set<ChannelID>] = [:]
+    private var toOffer: [PeerID: [DocumentID]] = [:]
+    /// Peers whose last chunk may still fill their gossip queue: the next waits for ``Event/queueLength(_:of:)``.
+    private var awaitingRoom: Set<PeerID> = []
+
+    /// No reconciliations yet.
+    public init() {}
+
+    /// Whether this node is reconciling `channel` with `peer` (as its initiator).
+    public func isReconciling(_ channel: ChannelID, with peer: PeerID) -> Bool {
+        running[peer]?[channel] != nil || starting[peer]?.contains(channel) == true
+    }
+
+    /// Handles one event.
+    public mutating func handle(_ event: Event) -> [Directive] {
+        switch event {
+        case .peerChannels(let peer, let theirs, let joined):
+            return Set(theirs).intersection(joined).sorted().flatMap { start($0, with: peer) }
+        case .start(let channel, let peer):
+            return start(channel, with: peer)
+        case .received(let message, let peer):
+            return receive(message, from: peer)
+        case .itemsLoaded(let channel, let peer, let payload, let items):
+            return loaded(channel, for: peer, answering: payload, items: items)
+        case .queueLength(let length, let peer):
+            guard length < Self.chunk else { return [] }
+            awaitingRoom.remove(peer)
+            return offerMore(to: peer)
+        case .disconnected(let peer):
+            running[peer] = nil
+            starting[peer] = nil
+            toOffer[peer] = nil
+            awaitingRoom.remove(peer)
+            return []
+        }
+    }
+
+    private mutating func start(_ channel: ChannelID, with peer: PeerID) -> [Directive] {
+        guard !isReconciling(channel, with: peer) else { return [] }
+        starting[peer, default: []].insert(channel)
+        return [.loadItems(channel, for: peer, answering: nil)]
+    }
+
+    private mutating func receive(_ message: GossipMessage, from peer: PeerID) -> [Directive] {
+        switch message {
+        case .reconcile(let channel, true, let payload):
+            return [.loadItems(channel, for: peer, answering: payload)]
+        case .reconcile(let channel, false, let payload):
+            return proceed(channel, with: peer, payload)
+        case .request(let ids):
+            return ids.isEmpty || ids.count > Self.chunk ? [] : [.offer(ids, to: peer)]
+        case .reconciled(let channel):
+            return [.reconciled(channel)]
+        case .batch, .acknowledge, .channels, .datagrams:
+            return []
+        }
+    }
+
+    private mutating func loaded(
+        _ channel: ChannelID, for peer: PeerID, answering payload: [UInt8]?, items: [NegentropyItem]
+    ) -> [Directive] {
+        var negentropy = Negentropy(items: items, frameSizeLimit: Self.frameSizeLimit)
+        guard let payload else {
+            guard starting[peer]?.remove(channel) != nil else { return [] }  // the session ended meanwhile
+            let opening = negentropy.initiate()
+            running[peer, default: [:]][channel] = negentropy
+            return [.send(.reconcile(channel: channel, fromInitiator: true, payload: opening), to: peer)]
+        }
+        guard let reply = try? negentropy.reconcile(payload).reply else {
+            return [.disconnect(peer, reason: "malformed reconciliation")]
+        }
+        return [.send(.reconcile(channel: channel, fromInitiator: false, payload: reply), to: peer)]
+    }
+
+    private mutating func proceed(_ channel: ChannelID, with peer: PeerID, _ payload: [UInt8]) -> [Directive] {
+        guard var negentropy = running[peer]?[channel] else { return [] }
+        guard let (next, have, _) = try? negentropy.reconcile(payload) else {
+            running[peer]?[channel] = nil
+            return [.disconnect(peer, reason: "malformed reconciliation")]
+        }
+        var directives: [Directive] = []
+        let lacking = have.compactMap(DocumentID.init)
+        if !lacking.isEmpty {
+            toOffer[peer, default: []] += lacking
+            directives += offerMore(to: peer)
+        }
+        if let next {
+            running[peer]?[channel] = negentropy
+            directives.append(.send(.reconcile(channel: channel, fromInitiator: true, payload: next), to: peer))
+        } else {
+            running[peer]?[channel] = nil  // done: a later round may reconcile it again
+            directives += [.send(.reconciled(channel), to: peer), .reconciled(channel)]
+        }
+        return directives
+    }
+
+    /// The next chunk of documents the peer lacks, unless the last one may still be queued.
+    private mutating func offerMore(to peer: PeerID) -> [Directive] {
+        guard !awaitingRoom.contains(peer), var queue = toOffer[peer], !queue.isEmpty else { return [] }
+        awaitingRoom.insert(peer)
+        let chunk = Array(queue.prefix(Self.chunk))
+        queue.removeFirst(chunk.count)
+        toOffer[peer] = queue.isEmpty ? nil : queue
+        return [.offer(chunk, to: peer)]
+    }
+}

@@ -1,0 +1,93 @@
+import DongneCore
+import Testing
+
+/// The reconciliation core, driven by two in-memory "stores" wired back to back.
+@Suite struct ReconciliationInstanceTests {
+    static let channel = try! ChannelName(normalizing: "경기도").id
+
+    static func items(_ range: Range<Int>) -> [NegentropyItem] {
+        range.map { index in
+            let id = BLAKE2b.hash256(Array("item \(index)".utf8), prefix: []).bytes
+            return NegentropyItem(timestamp: 1_700_000_000_000 + UInt64(index), id: id)!
+        }
+    }
+
+    /// Two ends exchanging every message until quiet; what each offered to the other, and what it learnt.
+    struct Pair {
+        var ends = [ReconciliationInstance(), ReconciliationInstance()]
+        var stores: [[NegentropyItem]]
+        var offered: [[DocumentID]] = [[], []]
+        var reconciled: [[ChannelID]] = [[], []]
+        var disconnected: [String] = []
+        var queueLength = 0
+
+        mutating func run(_ first: [ReconciliationInstance.Directive], at start: Int) {
+            var pending = [(start, first)]
+            var steps = 0
+            while let (end, directives) = pending.first, steps < 10_000 {
+                pending.removeFirst()
+                steps += 1
+                for directive in directives {
+                    let other = 1 - end
+                    switch directive {
+                    case .send(let message, _):
+                        pending.append((other, ends[other].handle(.received(message, from: PeerID(UInt64(end))))))
+                    case .loadItems(let channel, let peer, let payload):
+                        let loaded = ends[end].handle(
+                            .itemsLoaded(channel, for: peer, answering: payload, items: stores[end]))
+                        pending.append((end, loaded))
+                    case .offer(let ids, _): offered[end] += ids
+                    case .reconciled(let channel): reconciled[end].append(channel)
+                    case .disconnect(_, let reason): disconnected.append(reason)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func eachEndOffersExactlyWhatTheOtherLacksAndBothSeeTheChannelReconciled() {
+        var pair = Pair(stores: [Self.items(0..<700), Self.items(500..<1_200)])
+        for end in 0..<2 {
+            let start = pair.ends[end].handle(
+                .peerChannels(PeerID(UInt64(1 - end)), theirs: [Self.channel], joined: [Self.channel]))
+            pair.run(start, at: end)
+        }
+        let ids = { (items: [NegentropyItem]) in Set(items.map { DocumentID($0.id)! }) }
+        #expect(Set(pair.offered[0]) == ids(Self.items(0..<500)))
+        #expect(Set(pair.offered[1]) == ids(Self.items(700..<1_200)))
+        #expect(pair.reconciled == [[Self.channel, Self.channel], [Self.channel, Self.channel]])
+        #expect(pair.disconnected.isEmpty)
+    }
+
+    @Test func aLargeCatchUpIsOfferedAChunkAtATimeAsTheQueueDrains() {
+        var pair = Pair(stores: [Self.items(0..<3_000), []])
+        pair.run(pair.ends[0].handle(.peerChannels(PeerID(1), theirs: [Self.channel], joined: [Self.channel])), at: 0)
+        #expect(pair.offered[0].count == ReconciliationInstance.chunk, "one chunk until the queue drains")
+        #expect(pair.ends[0].handle(.queueLength(2_000, of: PeerID(1))).isEmpty, "still full")
+        #expect(pair.ends[0].handle(.queueLength(10, of: PeerID(1))).count == 1)
+        #expect(pair.ends[0].handle(.queueLength(0, of: PeerID(1))).count == 1)
+        #expect(pair.ends[0].handle(.queueLength(0, of: PeerID(1))).isEmpty, "all 3,000 offered")
+    }
+
+    @Test func onlySharedChannelsAreReconciledAndOnlyOnceAtATime() {
+        var end = ReconciliationInstance()
+        let other = try! ChannelName(normalizing: "부산광역시").id
+        let directives = end.handle(.peerChannels(PeerID(3), theirs: [Self.channel, other], joined: [Self.channel]))
+        #expect(directives == [.loadItems(Self.channel, for: PeerID(3), answering: nil)])
+        #expect(end.handle(.start(Self.channel, with: PeerID(3))).isEmpty, "already under way")
+        _ = end.handle(.disconnected(PeerID(3)))
+        #expect(end.handle(.itemsLoaded(Self.channel, for: PeerID(3), answering: nil, items: [])).isEmpty)
+        #expect(!end.isReconciling(Self.channel, with: PeerID(3)))
+    }
+
+    @Test func malformedMessagesEndTheSession() {
+        var end = ReconciliationInstance()
+        let answer = end.handle(.itemsLoaded(Self.channel, for: PeerID(4), answering: [0x61, 0xff], items: []))
+        #expect(answer == [.disconnect(PeerID(4), reason: "malformed reconciliation")])
+        _ = end.handle(.start(Self.channel, with: PeerID(4)))
+        _ = end.handle(.itemsLoaded(Self.channel, for: PeerID(4), answering: nil, items: Self.items(0..<10)))
+        let reply = end.handle(
+            .received(.reconcile(channel: Self.channel, fromInitiator: false, payload: [0x61, 0x02]), from: PeerID(4)))
+        #expect(reply == [.disconnect(PeerID(4), reason: "malformed reconciliation")])
+    }
+}
