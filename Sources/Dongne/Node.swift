@@ -218,7 +218,19 @@ public final class Node: Sendable {
     package func receive(
         _ documents: [[UInt8]], verified: @Sendable ([DocumentID]) async -> Void = { _ in }
     ) async -> [Result<(Document, InsertOutcome), IngestError>] {
-        let admitted = store.admit(documents)
+        await receive(store.admit(documents), verified: verified)
+    }
+
+    /// ``receive(_:verified:)`` for documents already parsed.
+    package func receive(
+        parsed documents: [UnverifiedDocument], verified: @Sendable ([DocumentID]) async -> Void
+    ) async -> [Result<(Document, InsertOutcome), IngestError>] {
+        await receive(store.admit(parsed: documents), verified: verified)
+    }
+
+    private func receive(
+        _ admitted: AdmittedBatch, verified: @Sendable ([DocumentID]) async -> Void
+    ) async -> [Result<(Document, InsertOutcome), IngestError>] {
         if admitted.newDocumentCount > 0 { await verified(admitted.newDocumentIDs) }
         let results = await store.commit(admitted)
         var channels: Set<ChannelID> = []

@@ -16,6 +16,8 @@ actor PeerNetwork {
         var refused = 0
         var rateLimited = 0
         var tokens = PeerNetwork.burst
+        /// Documents from this peer being checked and stored.
+        var admitting = 0
         var tokensAt = ContinuousClock.now
         /// This session's datagram keys and replay window, once established.
         var datagram: DatagramChannel?
@@ -29,9 +31,14 @@ actor PeerNetwork {
     /// Invalid documents after which a peer is disconnected and ignored for ``banDuration``.
     static let refusalLimit = 100
     static let banDuration: Duration = .seconds(600)
-    /// Documents a peer may send at once, and per second over time.
-    static let burst = 20_000.0
-    static let documentsPerSecond = 10_000.0
+    /// Documents a peer may send at once, and per second over time: above what a core can verify, so that an
+    /// honest catch-up is never slowed, yet bounded.
+    static let burst = 30_000.0
+    static let documentsPerSecond = 30_000.0
+    /// Documents from one peer that may wait for their checks at once: beyond it (a peer sending faster than
+    /// this node verifies), batches are dropped unacknowledged, so memory stays bounded. A sender's full window
+    /// (32 batches of at most 256) fits.
+    static let maximumAdmitting = 10_000
 
     /// The node this network serves; weak, so that a node dropped without `stop()` is not kept alive (or
     /// read after it is gone) by a connection's task.
@@ -265,9 +272,14 @@ actor PeerNetwork {
 
     // MARK: Misbehaviour
 
-    /// A token bucket per session, refilled over time; false (and counted) when the batch must wait.
+    /// A token bucket per session, refilled over time, and the bound on documents waiting for their checks;
+    /// false (and counted) when the batch must be dropped (its sender resends it later).
     func takeTokens(_ count: Int, on id: PeerID) -> Bool {
         guard var link = links[id] else { return false }
+        guard link.admitting + count <= Self.maximumAdmitting else {
+            links[id]?.rateLimited += 1
+            return false
+        }
         let now = ContinuousClock.now
         let interval = (now - link.tokensAt).components
         let elapsed = Double(interval.seconds) + Double(interval.attoseconds) / 1e18
@@ -292,12 +304,14 @@ actor PeerNetwork {
     // MARK: Gossip
 
     func apply(_ directives: [GossipInstance.Directive]) {
-        var admissions: [(id: DocumentID, bytes: [UInt8], from: PeerID)] = []
+        var admissions: [(document: UnverifiedDocument, from: PeerID)] = []
         for directive in directives {
             switch directive {
             case .send(let message, let peer): sendGossip(message, to: peer)
             case .sendDatagram(let message, let peer): sendDatagram(message, to: peer)
-            case .admit(let id, let bytes, let peer): admissions.append((id, bytes, peer))
+            case .admit(let document, let peer):
+                admissions.append((document, peer))
+                links[peer]?.admitting += 1
             case .misbehaved(let peer, let count): refuse(count, from: peer)
             case .wake(let at): schedule(at)
             case .delivered(let ids, let peer):
@@ -317,16 +331,20 @@ actor PeerNetwork {
     }
 
     /// Checks and stores a received document (the node shows it to listeners), then tells the core.
-    private func admit(_ documents: [(id: DocumentID, bytes: [UInt8], from: PeerID)]) async {
+    private func admit(_ documents: [(document: UnverifiedDocument, from: PeerID)]) async {
         guard let owner else { return }
-        let results = await owner.receive(documents.map(\.bytes)) { [weak self] ids in await self?.forward(ids) }
-        for (document, result) in zip(documents, results) {
+        let results = await owner.receive(parsed: documents.map(\.document)) { [weak self] ids in
+            await self?.forward(ids)
+        }
+        for (admission, result) in zip(documents, results) {
+            let id = admission.document.id
+            links[admission.from]?.admitting -= 1
             switch result {
-            case .success: apply(gossip.handle(.admitted(document.id)))
+            case .success: apply(gossip.handle(.admitted(id)))
             case .failure(.invalid):
-                apply(gossip.handle(.refused(document.id)))
-                refuse(1, from: document.from)
-            case .failure(.store): apply(gossip.handle(.storeFailed(document.id)))
+                apply(gossip.handle(.refused(id)))
+                refuse(1, from: admission.from)
+            case .failure(.store): apply(gossip.handle(.storeFailed(id)))
             }
         }
     }

@@ -19,6 +19,7 @@ extension PeerNetwork {
             advanceGossipClock()
             apply(gossip.handle(.received(message, from: id)))
         case .acknowledge:
+            advanceGossipClock()
             apply(gossip.handle(.received(message, from: id)))
         }
     }

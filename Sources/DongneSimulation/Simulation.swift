@@ -146,8 +146,9 @@ public struct Simulation {
             case .send(let message, let peer), .sendDatagram(let message, let peer):
                 // The simulated links lose, delay, duplicate and reorder every message alike.
                 transmit(message, from: node, to: Int(peer.value), at: time)
-            case .admit(let id, let bytes, _):
-                let valid = (try? Document(verifying: bytes)) != nil
+            case .admit(let document, _):
+                let id = document.id
+                let valid = (try? document.verified()) != nil
                 if valid, arrivals[id]?[node] == nil { arrivals[id, default: [:]][node] = time }
                 apply(nodes[node].handle(valid ? .admitted(id) : .refused(id)), at: node, time: time)
             case .wake(let at):

@@ -7,19 +7,31 @@ import Foundation  // Thread and NSCondition
 /// progress and its own, and the fsync cost is shared by every write in the batch. Each write runs inside its own
 /// savepoint, so a write that fails rolls back alone while the rest of the batch commits. A write's completion
 /// runs only after COMMIT returned: with `synchronous=FULL` the write is then on disk.
+///
+/// Under a heavy stream (a catch-up: the last transaction held at least ``heavyRows`` rows) the writer gathers
+/// for up to ``gatherWindow`` until ``targetRows`` rows wait: inserts land at random places of the id-keyed
+/// indexes, and a transaction writes each page it touched once, so more rows per transaction write fewer pages
+/// per row. A lone write after a quiet spell never waits.
 final class GroupCommitWriter: @unchecked Sendable {
     /// A queued unit of work and the callback that learns how it ended.
     struct Write {
         let work: (Connection) throws(StoreError) -> Void
         let completion: @Sendable (Result<Void, StoreError>) -> Void
+        /// Rows it writes, roughly (documents, for an insert): what gathering counts.
+        var rows = 1
     }
 
     /// Most writes in one transaction, so one batch cannot hold the write lock for long.
     static let maximumBatch = 1_024
+    static let heavyRows = 256
+    static let targetRows = 2_048
+    static let gatherWindow: TimeInterval = 0.005
 
     // Everything below is guarded by `condition`, except `connection`, which only the writer thread touches.
     private let condition = NSCondition()
     private var queue: [Write] = []
+    private var queuedRows = 0
+    private var lastBatchRows = 0
     private var stopping = false
     private var stopped = false
     private var committed = StoreStatistics(transactions: 0, writes: 0)
@@ -43,6 +55,7 @@ final class GroupCommitWriter: @unchecked Sendable {
             return
         }
         queue.append(write)
+        queuedRows += write.rows
         condition.signal()
         condition.unlock()
     }
@@ -78,9 +91,17 @@ final class GroupCommitWriter: @unchecked Sendable {
         defer { condition.unlock() }
         while queue.isEmpty && !stopping { condition.wait() }
         guard !queue.isEmpty else { return nil }
+        if lastBatchRows >= Self.heavyRows {
+            let deadline = Date(timeIntervalSinceNow: Self.gatherWindow)
+            while queuedRows < Self.targetRows && queue.count < Self.maximumBatch && !stopping
+                && condition.wait(until: deadline)
+            {}
+        }
         let count = min(queue.count, Self.maximumBatch)
         let batch = Array(queue.prefix(count))
         queue.removeFirst(count)
+        lastBatchRows = batch.reduce(0) { $0 + $1.rows }
+        queuedRows -= lastBatchRows
         return batch
     }
 

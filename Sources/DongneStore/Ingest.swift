@@ -49,11 +49,21 @@ extension Store {
     /// again: the stored copy was checked on arrival. A receiver that admits the next batch while the previous
     /// one commits keeps its core on signatures while the writer thread writes.
     public func admit(_ batch: [[UInt8]]) -> AdmittedBatch {
+        admit(batch.map { bytes in Result { () throws(DocumentError) in try UnverifiedDocument(parsing: bytes) } })
+    }
+
+    /// ``admit(_:)`` for documents already parsed (gossip parses each once, to learn its id and channel).
+    public func admit(parsed batch: [UnverifiedDocument]) -> AdmittedBatch {
+        admit(batch.map { .success($0) })
+    }
+
+    private func admit(_ batch: [Result<UnverifiedDocument, DocumentError>]) -> AdmittedBatch {
         var admitted = AdmittedBatch(results: Array(repeating: nil, count: batch.count), fresh: [])
         var parsed: [(index: Int, document: UnverifiedDocument)] = []
-        for (index, bytes) in batch.enumerated() {
-            do { parsed.append((index, try UnverifiedDocument(parsing: bytes))) } catch {
-                admitted.results[index] = .failure(.invalid(error))
+        for (index, outcome) in batch.enumerated() {
+            switch outcome {
+            case .success(let document): parsed.append((index, document))
+            case .failure(let error): admitted.results[index] = .failure(.invalid(error))
             }
         }
         let stored: Set<DocumentID>

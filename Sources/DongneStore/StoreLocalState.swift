@@ -79,8 +79,10 @@ extension Store {
     }
 
     /// Runs SQL in the writer's next transaction, turning SQLite's errors into the store's.
-    func writeSQL(_ work: @escaping @Sendable (Connection) throws(SQLiteError) -> Void) async throws(StoreError) {
-        try await write { connection throws(StoreError) in
+    func writeSQL(
+        rows: Int = 1, _ work: @escaping @Sendable (Connection) throws(SQLiteError) -> Void
+    ) async throws(StoreError) {
+        try await write(rows: rows) { connection throws(StoreError) in
             do throws(SQLiteError) { try work(connection) } catch { throw .sqlite(error) }
         }
     }

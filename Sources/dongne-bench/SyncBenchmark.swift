@@ -43,6 +43,7 @@ enum SyncBenchmark {
         Measure.report("documents fetched by a late joiner", "\(documents.count), \(documentBytes) bytes")
         Measure.report("bytes on the wire, both directions", "\(wire)")
         Measure.report("time to fetch, check and store them", String(format: "%.2f s", fetchSeconds))
+        Measure.report("joiner's transactions (group commits)", "\(joiner.store.statistics.transactions)")
         Measure.report("time to verify them on one core", String(format: "%.2f s", verifySeconds))
         let bytesMet = Measure.ratio("wire bytes / document bytes", Double(wire) / Double(documentBytes), atMost: 1.15)
         let timeMet = Measure.ratio("fetch time / verify time", fetchSeconds / verifySeconds, atMost: 1.5)

@@ -19,7 +19,7 @@ import Testing
         let first = Self.document("one"), second = Self.document("two"), third = Self.document("three")
         #expect(
             gossip.handle(.published(id: first.id, channel: Self.channel, bytes: first.bytes)) == [
-                .send(.batch(sequence: 1, documents: [first.bytes], acknowledges: []), to: PeerID(1)), .wake(at: 400),
+                .send(.batch(sequence: 1, documents: [first.bytes], acknowledges: []), to: PeerID(1)), .wake(at: 1_000),
             ], "the links were quiet: it leaves at once, and wakes to resend it if it is not acknowledged")
         _ = gossip.handle(.tick(now: 10))
         #expect(
@@ -31,7 +31,7 @@ import Testing
         #expect(
             sent.first
                 == .send(.batch(sequence: 2, documents: [second.bytes, third.bytes], acknowledges: []), to: PeerID(1)))
-        #expect(sent.count == 2 && sent.last == .wake(at: 400), "the batches are in flight: wake for the first resend")
+        #expect(sent.count == 2 && sent.last == .wake(at: 1_000), "the batches are in flight: wake for the first resend")
     }
 
     @Test func receivedDocumentsAreForwardedOnceVerifiedAndAcknowledgedOnceStored() {
@@ -43,7 +43,7 @@ import Testing
             .received(.batch(sequence: 7, documents: [document.bytes, [0xff]], acknowledges: []), from: PeerID(1)))
         #expect(
             directives == [
-                .admit(id: document.id, bytes: document.bytes, from: PeerID(1)), .misbehaved(PeerID(1), count: 1),
+                .admit(try! UnverifiedDocument(parsing: document.bytes), from: PeerID(1)), .misbehaved(PeerID(1), count: 1),
             ], "junk is dropped unparsed, and counted against its sender")
         #expect(gossip.handle(.tick(now: 100)) == [], "nothing is acknowledged or forwarded before verification")
         let forwarded = gossip.handle(.verified(document.id))
@@ -72,7 +72,7 @@ import Testing
         #expect(gossip.knownCount == 0)
         #expect(
             gossip.handle(.received(batch, from: PeerID(1)))
-                == [.admit(id: document.id, bytes: document.bytes, from: PeerID(1))])
+                == [.admit(try! UnverifiedDocument(parsing: document.bytes), from: PeerID(1))])
     }
 
     @Test func refusedDocumentsAreNeitherKeptNorForwarded() {
@@ -94,15 +94,32 @@ import Testing
         let document = Self.document("again")
         let published = gossip.handle(.published(id: document.id, channel: Self.channel, bytes: document.bytes))
         var sendTimes: [UInt64] = published.contains { if case .send(.batch, _) = $0 { true } else { false } } ? [0] : []
-        for time in stride(from: UInt64(50), through: 2_000, by: 50) {
+        for time in stride(from: UInt64(50), through: 6_500, by: 50) {
             if gossip.handle(.tick(now: time)).contains(where: { if case .send(.batch, _) = $0 { true } else { false } }
             ) {
                 sendTimes.append(time)
             }
         }
-        #expect(sendTimes == [0, 400, 1_200])  // at once, after 400 ms, then 800 ms more
+        #expect(sendTimes == [0, 1_000, 3_000, 6_200])  // at once, after 1 s, then 2 s more, then the 3.2 s cap
         _ = gossip.handle(.received(.acknowledge([1]), from: PeerID(1)))
-        #expect(gossip.handle(.tick(now: 3_000)).isEmpty, "acknowledged: nothing more to send")
+        #expect(gossip.handle(.tick(now: 20_000)).isEmpty, "acknowledged: nothing more to send")
+    }
+
+    @Test func theResendTimeoutFollowsHowLongAcknowledgementsTake() {
+        var gossip = GossipInstance()
+        _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
+        let first = Self.document("slow one"), second = Self.document("slow two")
+        _ = gossip.handle(.published(id: first.id, channel: Self.channel, bytes: first.bytes))
+        _ = gossip.handle(.tick(now: 900))
+        _ = gossip.handle(.received(.acknowledge([1]), from: PeerID(1)))  // 900 ms: timeout 900 + 4 × 450
+        _ = gossip.handle(.tick(now: 1_000))
+        let sent = gossip.handle(.published(id: second.id, channel: Self.channel, bytes: second.bytes))
+        #expect(sent.last == .wake(at: 3_700))
+        let isBatch = { (directive: GossipInstance.Directive) in
+            if case .send(.batch, _) = directive { true } else { false }
+        }
+        #expect(!gossip.handle(.tick(now: 3_650)).contains(where: isBatch))
+        #expect(gossip.handle(.tick(now: 3_700)).contains(where: isBatch))
     }
 
     @Test func theSimulationIsDeterministic() {

@@ -28,9 +28,15 @@ import Testing
         let peer = try RawPeer(port: port, identity: peerKey)
         #expect(await peer.waitUntilEstablished())
         var channel = try #require(peer.datagramChannel())
-        peer.send(.channels([seoul.id]))
+        // The route first: once the node answers the channels with a reconciliation, it has taken both (a
+        // session's messages are handled in order).
         peer.send(.datagrams(port: socket.address.port, index: 42))
+        peer.send(.channels([seoul.id]))
         let nodeIndex = try await #require(Self.datagramIndex(from: peer))
+        #expect(
+            await ReconnectionTests.eventually {
+                peer.messages.contains { if case .reconcile = $0 { true } else { false } }
+            })
 
         // The node's own small message reaches the peer as one datagram under the session's keys.
         try await seoul.send(.text("udp로 가요"))

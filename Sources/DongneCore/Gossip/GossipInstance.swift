@@ -14,12 +14,13 @@ public struct GossipInstance: Sendable {
     public struct Settings: Sendable, Equatable {
         /// How often queued documents leave as a batch.
         public var flushInterval: UInt64 = 50
-        /// How long a batch waits for its acknowledgement before it is sent again (then twice as long, …).
-        public var retransmitAfter: UInt64 = 400
+        /// The least a batch waits for its acknowledgement before it is sent again (then twice as long, …);
+        /// longer when the link's acknowledgements take longer (RFC 6298's estimate, per link).
+        public var retransmitAfter: UInt64 = 1_000
         /// The longest wait between two sendings of one batch.
         public var maximumRetransmitDelay: UInt64 = 3_200
         /// Batches in flight per link.
-        public var windowSize = 8
+        public var windowSize = 32
         /// Documents per batch (at most ``GossipMessage/maximumDocuments``).
         public var maximumBatchDocuments = 256
         /// Document bytes per batch, so that a batch fits one session message with room to spare.
@@ -68,9 +69,9 @@ public struct GossipInstance: Sendable {
         /// Send a batch to a peer as one datagram (it may be lost: it is resent over the session if it is not
         /// acknowledged in time).
         case sendDatagram(GossipMessage, to: PeerID)
-        /// Check these received bytes (signature included) and answer `verified` as soon as the signature holds,
-        /// then store them and answer `admitted`; or answer `refused`.
-        case admit(id: DocumentID, bytes: [UInt8], from: PeerID)
+        /// Check this received document's signature (every other rule held when the core parsed it) and answer
+        /// `verified` as soon as it holds, then store it and answer `admitted`; or answer `refused`.
+        case admit(UnverifiedDocument, from: PeerID)
         /// Deliver a `tick` at this time.
         case wake(at: UInt64)
         /// A peer acknowledged these documents: it has stored them (clears a local write's pending state).
@@ -79,7 +80,7 @@ public struct GossipInstance: Sendable {
         case misbehaved(PeerID, count: Int)
     }
 
-    private struct Outgoing: Sendable {
+    fileprivate struct Outgoing: Sendable {
         var channels: Set<ChannelID>
         var queue: [(id: DocumentID, bytes: [UInt8])] = []
         var queued: Set<DocumentID> = []
@@ -87,14 +88,19 @@ public struct GossipInstance: Sendable {
         var nextSequence: UInt64 = 1
         /// The largest datagram payload the peer takes; nil while it takes none.
         var datagramPayloadLimit: Int?
+        /// The smoothed delay of acknowledgements and its variation (RFC 6298), from batches sent once.
+        var smoothedDelay: UInt64?
+        var delayVariation: UInt64 = 0
         /// Batches received from this peer whose acknowledgement is owed.
         var owedAcknowledgements: [UInt64] = []
     }
 
-    private struct InFlight: Sendable {
+    fileprivate struct InFlight: Sendable {
         var documents: [(id: DocumentID, bytes: [UInt8])]
         var resendAt: UInt64
         var delay: UInt64
+        var sentAt: UInt64
+        var resent = false
     }
 
     /// A received batch waiting for its documents to be stored before it is acknowledged.
@@ -200,6 +206,8 @@ public struct GossipInstance: Sendable {
         for sequence in sequences {
             if let batch = peers[peer]?.inFlight.removeValue(forKey: sequence) {
                 delivered += batch.documents.map(\.id)
+                // Karn's rule: only a batch sent once tells how long acknowledgements take.
+                if !batch.resent { peers[peer]?.sampleDelay(now > batch.sentAt ? now - batch.sentAt : 0) }
             }
         }
         guard !delivered.isEmpty else { return [] }
@@ -234,10 +242,11 @@ public struct GossipInstance: Sendable {
         }
         outgoing.queue.removeFirst(documents.count)
         for document in documents { outgoing.queued.remove(document.id) }
+        let timeout = outgoing.retransmitTimeout(least: settings.retransmitAfter)
         let sequence = outgoing.nextSequence
         outgoing.nextSequence += 1
         outgoing.inFlight[sequence] = InFlight(
-            documents: documents, resendAt: now + settings.retransmitAfter, delay: settings.retransmitAfter)
+            documents: documents, resendAt: now + timeout, delay: timeout, sentAt: now)
         return (sequence, documents.map(\.bytes))
     }
 
@@ -256,7 +265,7 @@ public struct GossipInstance: Sendable {
             waitingFor.insert(id)
             if admitting[id] == nil {
                 admitting[id] = Admission(bytes: bytes, channel: document.body.channel, from: peer)
-                directives.append(.admit(id: id, bytes: bytes, from: peer))
+                directives.append(.admit(document, from: peer))
             }
         }
         if unparsable > 0 { directives.append(.misbehaved(peer, count: unparsable)) }
@@ -380,7 +389,8 @@ public struct GossipInstance: Sendable {
                     .batch(sequence: sequence, documents: batch.documents.map(\.bytes), acknowledges: acknowledgements),
                     to: peer))
             acknowledgements = []
-            batch.delay = min(batch.delay * 2, settings.maximumRetransmitDelay)
+            batch.resent = true
+            batch.delay = max(batch.delay, min(batch.delay * 2, settings.maximumRetransmitDelay))
             batch.resendAt = now + batch.delay
             outgoing.inFlight[sequence] = batch
         }
@@ -398,5 +408,25 @@ public struct GossipInstance: Sendable {
         if !acknowledgements.isEmpty { directives.append(.send(.acknowledge(acknowledgements), to: peer)) }
         peers[peer] = outgoing
         return directives
+    }
+}
+
+extension GossipInstance.Outgoing {
+    /// Folds one acknowledgement delay into the link's estimate (RFC 6298 §2, with α = 1/8 and β = 1/4).
+    mutating func sampleDelay(_ sample: UInt64) {
+        guard let smoothed = smoothedDelay else {
+            smoothedDelay = sample
+            delayVariation = sample / 2
+            return
+        }
+        let difference = smoothed > sample ? smoothed - sample : sample - smoothed
+        delayVariation = (3 * delayVariation + difference) / 4
+        smoothedDelay = (7 * smoothed + sample) / 8
+    }
+
+    /// How long a new batch waits for its acknowledgement: the estimate plus four variations, at least `least`.
+    func retransmitTimeout(least: UInt64) -> UInt64 {
+        guard let smoothedDelay else { return least }
+        return max(least, smoothedDelay + 4 * delayVariation)
     }
 }
