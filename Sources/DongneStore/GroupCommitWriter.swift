@@ -8,7 +8,8 @@ import Foundation  // Thread and NSCondition
 /// savepoint, so a write that fails rolls back alone while the rest of the batch commits. A write's completion
 /// runs only after COMMIT returned: with `synchronous=FULL` the write is then on disk.
 ///
-/// Under a heavy stream (a catch-up: the last transaction held at least ``heavyRows`` rows) the writer gathers
+/// Under a heavy stream from several writers (a catch-up: the last transaction held at least ``heavyRows`` rows,
+/// and more than one write waits) the writer gathers
 /// for up to ``gatherWindow`` until ``targetRows`` rows wait: inserts land at random places of the id-keyed
 /// indexes, and a transaction writes each page it touched once, so more rows per transaction write fewer pages
 /// per row. A lone write after a quiet spell never waits.
@@ -91,7 +92,9 @@ final class GroupCommitWriter: @unchecked Sendable {
         defer { condition.unlock() }
         while queue.isEmpty && !stopping { condition.wait() }
         guard !queue.isEmpty else { return nil }
-        if lastBatchRows >= Self.heavyRows {
+        // Several writers at once under a heavy stream: more are coming, so gather them. A single writer that
+        // waits for each commit (one producer) would only be slowed by waiting.
+        if lastBatchRows >= Self.heavyRows && queue.count >= 2 {
             let deadline = Date(timeIntervalSinceNow: Self.gatherWindow)
             while queuedRows < Self.targetRows && queue.count < Self.maximumBatch && !stopping
                 && condition.wait(until: deadline)
