@@ -188,8 +188,11 @@ def exchange(node, peer):
     assert node_key.hex() == whoami["author"], "the proof is for the node's own identity"
     node.wait_for(lambda line: line.get("event") == "peer-joined")
 
-    messages = peer.receive_gossip_until(lambda m: m[0] == 2)
+    # The node announces its channels when the session starts and again when they change (a node that dials at
+    # start may do so before its REPL has joined the channel).
+    messages = peer.receive_gossip_until(lambda m: m[0] == 2 and m[1])
     assert messages[-1] == [2, [channel_id(CHANNEL)]], "the node announces the channel it carries"
+    assert all(m[0] in (2, 6) for m in messages), "channels and the datagram route come first"
     peer.send(1, cbor2.dumps([2, [channel_id(CHANNEL)]], canonical=True))
     document = peer.signed_message("파이썬에서 왔어요")
     peer.send(1, cbor2.dumps([0, 1, [], [document]], canonical=True))
