@@ -28,7 +28,7 @@ let package = Package(
 
         .target(name: "DongneCore", dependencies: ["CSodium"]),
         .target(name: "DongneStore", dependencies: ["DongneCore", "CSQLite"]),
-        .target(name: "DongneNet", dependencies: ["DongneCore"]),
+        .target(name: "DongneNet", dependencies: ["DongneCore", "CDNSSD"]),
         .target(name: "Dongne", dependencies: ["DongneCore", "DongneStore", "DongneNet"]),
         .executableTarget(
             name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneStore", "DongneNet", "CEditLine"]),

@@ -20,13 +20,17 @@ public struct Configuration: Sendable {
     public var peers: [String]
     /// The passphrase of the network to join (see `NetworkKey`); the default network's by default.
     public var networkPassphrase: String
+    /// Whether to advertise the node with DNS-SD (when it listens) and dial the dongne services it finds. Off
+    /// by default for programs; the `dongne` command turns it on unless given `--no-dnssd`.
+    public var discovery: Bool
 
     /// A configuration; only the data directory and the display name have no default.
     public init(
         dataDirectory: String, displayName: String, region: String? = nil, reportThreshold: Int = 3,
         clock: NodeClock = .system, listenPort: UInt16? = nil, peers: [String] = [],
-        networkPassphrase: String = NetworkKey.defaultPassphrase
+        networkPassphrase: String = NetworkKey.defaultPassphrase, discovery: Bool = false
     ) {
+        self.discovery = discovery
         self.dataDirectory = dataDirectory
         self.displayName = displayName
         self.region = region

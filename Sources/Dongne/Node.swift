@@ -79,11 +79,15 @@ public final class Node: Sendable {
         }
         let network = PeerNetwork(node: self, networkKey: networkKey)
         self.network.set(network)
+        var listening: SocketAddress?
         if let port = configuration.listenPort {
-            do { self.network.setAddress("\(try await network.listen(port: port))") } catch {
+            do { listening = try await network.listen(port: port) } catch {
                 throw DongneError.networkUnavailable("cannot listen on port \(port): \(error)")
             }
+            self.network.setAddress("\(listening!)")
         }
+        // Advertised only when listening; a node that does not listen still finds and dials the others.
+        if configuration.discovery { await network.startDiscovery(port: listening?.port) }
         await network.startAntiEntropy()
         // Configured peers, then those met before; one that does not answer is dialled again later.
         let remembered = (try? store.knownPeers()) ?? []

@@ -24,4 +24,7 @@ public enum PeerEvent: Sendable, Equatable {
     case left(PeerInfo, reason: String)
     /// A connection ended before its session was established (wrong network key, a failed proof, junk), and why.
     case refused(address: String, reason: String)
+    /// Something about discovery worth one line: DNS-SD unavailable or back, a service ignored, a host that
+    /// does not resolve.
+    case discovery(String)
 }

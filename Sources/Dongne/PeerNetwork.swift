@@ -26,6 +26,8 @@ actor PeerNetwork {
         /// The index this node tags the session's datagrams with.
         var datagramIndex: UInt32?
         var datagramsDropped = 0
+        /// A second session with a peer, closed without status lines (see ``settleDuplicate(_:peer:)``).
+        var isDuplicate = false
     }
 
     /// Invalid documents after which a peer is disconnected and ignored for ``banDuration``.
@@ -55,6 +57,12 @@ actor PeerNetwork {
     var datagramSocket: UDPSocket?
     /// Sessions by the index their datagrams carry.
     var datagramSessions: [UInt32: PeerID] = [:]
+    /// DNS-SD, when the node uses it, and what it found.
+    var discovery: DNSServiceDiscovery?
+    var directory = DiscoveryDirectory(ownInstance: "")
+    /// Dialled addresses whose session turned out to duplicate one with the same peer: dialled again only
+    /// once that peer's session ends.
+    var coveredAddresses: [SocketAddress: PublicKey] = [:]
     var wakeAt: UInt64?
     /// Identities ignored until a moment, for having sent too many invalid documents.
     var banned: [PublicKey: ContinuousClock.Instant] = [:]
@@ -149,6 +157,7 @@ actor PeerNetwork {
         stopped = true
         listener?.close()
         datagramSocket?.close()
+        discovery?.stop()
         for id in links.keys.sorted() { perform(links[id]?.session.close() ?? [], on: id) }
         events.finish()
     }
@@ -232,6 +241,8 @@ actor PeerNetwork {
             return closeLink(id, "ignored for a while: it sent too many invalid documents")
         }
         links[id]?.peer = peer
+        let outcome = settleDuplicate(id, peer: peer)
+        if outcome == .closedNew { return }
         if let address = dialled[id] {
             dialTargets[address] = 0
             Task { [store, clock] in try? await store.rememberPeer("\(address)", at: clock.now()) }
@@ -239,7 +250,7 @@ actor PeerNetwork {
         apply(gossip.handle(.connected(id, channels: [])))
         sendGossip(.channels(joinedChannels()), to: id)
         offerDatagrams(on: id)
-        if let info = info(id) { events.yield(.joined(info)) }
+        if outcome == .unique, let info = info(id) { events.yield(.joined(info)) }
     }
 
     func closeLink(_ id: PeerID, _ reason: String) {
@@ -254,8 +265,20 @@ actor PeerNetwork {
         closedTraffic = (closedTraffic.sent + traffic.sent, closedTraffic.received + traffic.received)
         carryOut(reconciliation.handle(.disconnected(id)))
         if let index = link.datagramIndex { datagramSessions[index] = nil }
-        if let address = dialled.removeValue(forKey: id) { scheduleRedial(address) }
+        let address = dialled.removeValue(forKey: id)
+        if link.isDuplicate, let address, let peer = link.peer {
+            coveredAddresses[address] = peer
+        } else if let address {
+            scheduleRedial(address)
+        }
+        if !link.isDuplicate, let peer = link.peer {
+            for (covered, owner) in coveredAddresses where owner == peer {
+                coveredAddresses[covered] = nil
+                scheduleRedial(covered)
+            }
+        }
         apply(gossip.handle(.disconnected(id)))
+        if link.isDuplicate { return }
         if let info {
             events.yield(.left(info, reason: reason))
         } else {

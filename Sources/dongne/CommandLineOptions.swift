@@ -13,10 +13,11 @@ struct CommandLineOptions: Equatable {
     var port: UInt16? = 4_747
     var peers: [String] = []
     var networkKey = NetworkKey.defaultPassphrase
+    var discovery = true
 
     static let usage = """
         usage: dongne [--data DIR] [--name NAME] [--channel NAME] [--region NAME] [--port N] [--peer HOST:PORT]…
-                      [--network-key SECRET] [--json] [--help]
+                      [--network-key SECRET] [--no-dnssd] [--json] [--help]
 
           --data DIR        where the identity key and the store live (default: \(Configuration.defaultDataDirectory))
           --name NAME       the name shown beside your messages (a label, not an identity)
@@ -25,6 +26,7 @@ struct CommandLineOptions: Equatable {
           --port N          accept peers on TCP port N (default 4747; 0: any free port; --port off: none)
           --peer HOST:PORT  connect to a peer at start (repeatable)
           --network-key S   the passphrase of a private network (default: the public dongne network)
+          --no-dnssd        do not advertise this node or look for others with DNS-SD (Avahi)
           --json            print every event as one JSON object per line
           --help            show this help
 
@@ -39,6 +41,7 @@ struct CommandLineOptions: Equatable {
             switch argument {
             case "--help", "-h": options.showHelp = true
             case "--json": options.json = true
+            case "--no-dnssd": options.discovery = false
             case "--data", "--name", "--channel", "--region", "--port", "--peer", "--network-key":
                 guard let value = rest.popFirst(), !value.isEmpty else {
                     return .failure(UsageError(message: "\(argument) needs a value"))

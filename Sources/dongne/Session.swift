@@ -194,6 +194,8 @@ final class Session: @unchecked Sendable {
                         ConsoleLine(
                             text: "* no session with \(address): \(reason)", event: "peer-refused",
                             fields: ["address": address, "reason": reason]))
+                case .discovery(let line):
+                    console.write(ConsoleLine(text: "* \(line)", event: "dnssd", fields: ["message": line]))
                 }
             }
         }

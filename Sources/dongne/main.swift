@@ -29,7 +29,7 @@ let storedName = try? Store.savedDisplayName(inDataDirectory: options.dataDirect
 let configuration = Configuration(
     dataDirectory: options.dataDirectory, displayName: options.displayName ?? storedName ?? "anonymous",
     region: options.region, clock: clock, listenPort: options.port, peers: options.peers,
-    networkPassphrase: options.networkKey)
+    networkPassphrase: options.networkKey, discovery: options.discovery)
 
 let node: Node
 do { node = try await Node.start(configuration) } catch { fail("\(error)", status: 1) }

@@ -80,7 +80,7 @@ final class NodeProcess: @unchecked Sendable {
         self.directory = directory
         process.executableURL = URL(fileURLWithPath: REPLProcess.binary)
         process.arguments =
-            ["--data", directory, "--name", name, "--port", "0", "--json", "--channel", "서울특별시"] + extra
+            ["--data", directory, "--name", name, "--port", "0", "--no-dnssd", "--json", "--channel", "서울특별시"] + extra
         let output = Pipe()
         process.standardInput = input
         process.standardOutput = output

@@ -53,7 +53,7 @@ import Testing
     @Test func startingPrintsWhoYouAreAndNeverTheSecret() throws {
         let directory = NodeTests.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let first = try Self.run(["--data", directory, "--name", "민지", "--port", "off"])
+        let first = try Self.run(["--data", directory, "--name", "민지", "--port", "off", "--no-dnssd"])
         #expect(first.status == 0)
         let seed = try String(contentsOfFile: directory + "/identity.key", encoding: .utf8).trimmingCharacters(
             in: .newlines)
@@ -64,7 +64,7 @@ import Testing
 
                 """)
         #expect(!first.output.contains(seed) && !first.errors.contains(seed))
-        let second = try Self.run(["--data", directory, "--port", "off"])
+        let second = try Self.run(["--data", directory, "--port", "off", "--no-dnssd"])
         #expect(second.output.contains("you are 민지 (\(key.publicKey.fingerprint.short))"), "the name is remembered")
     }
 
@@ -84,7 +84,7 @@ import Testing
         let directory = NodeTests.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(FileManager.default.createFile(atPath: directory, contents: Data("a file, not a folder".utf8)))
-        let result = try Self.run(["--data", directory, "--port", "off"])
+        let result = try Self.run(["--data", directory, "--port", "off", "--no-dnssd"])
         #expect(result.status == 1)
         #expect(result.errors.hasPrefix("dongne: \(directory): cannot create the data directory"))
     }

@@ -24,7 +24,7 @@ import Testing
         let input = try String(contentsOf: Self.folder.appendingPathComponent("\(name).in"), encoding: .utf8)
         let directory = try await Self.prepareDataDirectory(seeding: name == "moderation")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let arguments = ["--data", directory, "--name", "민지", "--port", "off"] + (name == "json" ? ["--json"] : [])
+        let arguments = ["--data", directory, "--name", "민지", "--port", "off", "--no-dnssd"] + (name == "json" ? ["--json"] : [])
         let result = try REPLProcess.run(arguments, input: input)
         let expectedURL = Self.folder.appendingPathComponent("\(name).out")
         let actual = result.output.replacingOccurrences(of: directory, with: "DATA")
@@ -46,7 +46,7 @@ import Testing
         let directory = try await Self.prepareDataDirectory(seeding: false)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let input = "/join 서울특별시\n" + String(repeating: "가", count: 2_000) + "\n/history\n"
-        let result = try REPLProcess.run(["--data", directory, "--port", "off"], input: input)
+        let result = try REPLProcess.run(["--data", directory, "--port", "off", "--no-dnssd"], input: input)
         #expect(result.status == 0)
         #expect(result.output.contains("! text-too-long: text has 6000 bytes, limit 4000"))
         #expect(result.output.contains("* nothing to show"))
@@ -68,7 +68,7 @@ import Testing
         }
         lines.append(String(decoding: (0..<200).map { _ in UInt8.random(in: 1...255, using: &random) }, as: UTF8.self))
         let result = try REPLProcess.run(
-            ["--data", directory, "--port", "off"], input: lines.joined(separator: "\n") + "\n")
+            ["--data", directory, "--port", "off", "--no-dnssd"], input: lines.joined(separator: "\n") + "\n")
         #expect(result.status == 0, "\(result.errors)")
         #expect(result.errors.isEmpty, "\(result.errors)")
     }

@@ -47,7 +47,7 @@ class Node:
         self.lines = queue.Queue()
         self.seen = []
         self.process = subprocess.Popen(
-            [str(DONGNE), "--data", self.directory, "--name", "노드", "--port", "0", "--json", "--channel", CHANNEL]
+            [str(DONGNE), "--data", self.directory, "--name", "노드", "--port", "0", "--no-dnssd", "--json", "--channel", CHANNEL]
             + extra,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
