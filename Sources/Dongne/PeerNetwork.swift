@@ -26,8 +26,10 @@ actor PeerNetwork {
         /// The index this node tags the session's datagrams with.
         var datagramIndex: UInt32?
         var datagramsDropped = 0
-        /// A second session with a peer, closed without status lines (see ``settleDuplicate(_:peer:)``).
-        var isDuplicate = false
+        /// Whether the peer has sent anything over the session (so it has the session established too).
+        var hasReceived = false
+        /// Sessions with the same peer that close once this one has carried the peer's first message.
+        var replaces: [PeerID] = []
     }
 
     /// Invalid documents after which a peer is disconnected and ignored for ``banDuration``.
@@ -230,6 +232,10 @@ actor PeerNetwork {
                     return closeLink(id, "malformed gossip")
                 }
                 handle(message, from: id)
+            case .close(.goodbye):
+                // Our goodbye (queued just before) must reach the peer: close once it is written.
+                link.connection.closeAfterWrites()
+                closed(id, reason: "\(SessionError.goodbye)")
             case .close(let reason): closeLink(id, "\(reason)")
             }
         }
@@ -240,9 +246,10 @@ actor PeerNetwork {
         if let until = banned[peer], ContinuousClock.now < until {
             return closeLink(id, "ignored for a while: it sent too many invalid documents")
         }
+        let alreadyConnected = links.contains { $0.value.peer == peer }
         links[id]?.peer = peer
-        let outcome = settleDuplicate(id, peer: peer)
-        if outcome == .closedNew { return }
+        settleDuplicate(id, peer: peer)
+        guard links[id] != nil else { return }  // it was a duplicate, and is closed
         if let address = dialled[id] {
             dialTargets[address] = 0
             Task { [store, clock] in try? await store.rememberPeer("\(address)", at: clock.now()) }
@@ -250,7 +257,7 @@ actor PeerNetwork {
         apply(gossip.handle(.connected(id, channels: [])))
         sendGossip(.channels(joinedChannels()), to: id)
         offerDatagrams(on: id)
-        if outcome == .unique, let info = info(id) { events.yield(.joined(info)) }
+        if !alreadyConnected, let info = info(id) { events.yield(.joined(info)) }
     }
 
     func closeLink(_ id: PeerID, _ reason: String) {
@@ -265,20 +272,23 @@ actor PeerNetwork {
         closedTraffic = (closedTraffic.sent + traffic.sent, closedTraffic.received + traffic.received)
         carryOut(reconciliation.handle(.disconnected(id)))
         if let index = link.datagramIndex { datagramSessions[index] = nil }
+        // Still connected to the peer through another session (a duplicate closed): no status line, and the
+        // address is dialled again only when the peer's last session ends.
+        let stillConnected = link.peer.map { peer in links.values.contains { $0.peer == peer } } ?? false
         let address = dialled.removeValue(forKey: id)
-        if link.isDuplicate, let address, let peer = link.peer {
+        if stillConnected, let address, let peer = link.peer {
             coveredAddresses[address] = peer
         } else if let address {
             scheduleRedial(address)
         }
-        if !link.isDuplicate, let peer = link.peer {
+        if !stillConnected, let peer = link.peer {
             for (covered, owner) in coveredAddresses where owner == peer {
                 coveredAddresses[covered] = nil
                 scheduleRedial(covered)
             }
         }
         apply(gossip.handle(.disconnected(id)))
-        if link.isDuplicate { return }
+        if stillConnected { return }
         if let info {
             events.yield(.left(info, reason: reason))
         } else {

@@ -1,7 +1,7 @@
 import DongneCore
 import DongneNet
 
-/// DNS-SD (PROTOCOL.md §2.8) and what follows from it: sessions with every dongne node found, one per peer.
+/// DNS-SD (PROTOCOL.md §2.8): advertising this node and dialling every dongne node found.
 extension PeerNetwork {
     /// Advertises this node (when it listens on `port`) under a random instance name and dials the services
     /// found. Without a daemon, says so once and goes on; DNS-SD is tried again in the background.
@@ -40,30 +40,5 @@ extension PeerNetwork {
                 events.yield(.discovery(line))
             }
         }
-    }
-
-    /// A second session with a peer (both dialled each other, or an address was remembered and found again)
-    /// keeps the one the peer with the smaller identity dialled, so both ends keep the same one; the other
-    /// closes without status lines.
-    func settleDuplicate(_ id: PeerID, peer: PublicKey) -> DuplicateOutcome {
-        guard let existing = links.first(where: { $0.key != id && $0.value.peer == peer })?.key,
-            let link = links[id]
-        else { return .unique }
-        let preferred = link.isOutbound == (identity.publicKey < peer)
-        let closing = preferred ? existing : id
-        links[closing]?.isDuplicate = true
-        closeLink(closing, "a second session with the same peer")
-        // A replacement takes over quietly: the peer was announced when the first session began.
-        return preferred ? .replacedOld : .closedNew
-    }
-
-    /// What ``settleDuplicate(_:peer:)`` did.
-    enum DuplicateOutcome: Equatable {
-        /// The only session with its peer.
-        case unique
-        /// It replaced an older session with the same peer.
-        case replacedOld
-        /// It was the duplicate, and is closed.
-        case closedNew
     }
 }

@@ -5,6 +5,7 @@ import DongneStore
 /// and its directives become store reads, gossip offers and session messages.
 extension PeerNetwork {
     func handle(_ message: GossipMessage, from id: PeerID) {
+        retireReplacedSession(of: id)
         switch message {
         case .channels(let channels):
             apply(gossip.handle(.received(message, from: id)))

@@ -115,6 +115,11 @@ public final class TCPConnection: @unchecked Sendable {
     /// Bytes written to and read from the socket so far.
     public var traffic: (sent: Int, received: Int) { lock.withLock { (sent, received) } }
 
+    /// Closes the connection once the bytes already queued are written (a goodbye that must arrive).
+    public func closeAfterWrites() {
+        writer.async { [self] in close() }
+    }
+
     /// Closes the connection; the reader ends and `onClose` runs. Idempotent.
     public func close() {
         let first = lock.withLock { () -> Bool in

@@ -188,7 +188,9 @@ final class Session: @unchecked Sendable {
                 case .joined(let peer):
                     console.write(Self.peerLine(peer, names: names, event: "peer-joined", verb: "joined"))
                 case .left(let peer, let reason):
-                    console.write(Self.peerLine(peer, names: names, event: "peer-left", verb: "left (\(reason))"))
+                    console.write(
+                        Self.peerLine(
+                            peer, names: names, event: "peer-left", verb: "left (\(reason))", extra: ["reason": reason]))
                 case .refused(let address, let reason):
                     console.write(
                         ConsoleLine(
@@ -217,7 +219,8 @@ final class Session: @unchecked Sendable {
     }
 
     private static func peerLine(
-        _ peer: PeerInfo, names: [PublicKey: String], event: String, verb: String
+        _ peer: PeerInfo, names: [PublicKey: String], event: String, verb: String,
+        extra: [String: any Sendable] = [:]
     ) -> ConsoleLine {
         let name = names[peer.identity] ?? "?"
         let direction = peer.isOutbound ? "to" : "from"
@@ -228,7 +231,7 @@ final class Session: @unchecked Sendable {
                 "fingerprint": peer.identity.fingerprint.short, "author": Hex.encode(peer.identity.bytes), "name": name,
                 "address": peer.address, "outbound": peer.isOutbound, "refused": peer.refused,
                 "rateLimited": peer.rateLimited, "datagramsDropped": peer.datagramsDropped,
-            ])
+            ].merging(extra) { first, _ in first })
     }
 
     private func whoami() {
