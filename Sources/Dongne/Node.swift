@@ -89,6 +89,7 @@ public final class Node: Sendable {
         // Advertised only when listening; a node that does not listen still finds and dials the others.
         if configuration.discovery { await network.startDiscovery(port: listening?.port) }
         await network.startAntiEntropy()
+        await network.startKeepalive()
         // Configured peers, then those met before; one that does not answer is dialled again later.
         let remembered = (try? store.knownPeers()) ?? []
         for peer in configuration.peers + remembered.filter({ !configuration.peers.contains($0) }) {

@@ -28,6 +28,9 @@ actor PeerNetwork {
         var datagramsDropped = 0
         /// Whether the peer has sent anything over the session (so it has the session established too).
         var hasReceived = false
+        /// When the peer last sent anything, and when this node last sent it anything.
+        var lastHeard = ContinuousClock.now
+        var lastSent = ContinuousClock.now
         /// Sessions with the same peer that close once this one has carried the peer's first message.
         var replaces: [PeerID] = []
     }
@@ -73,7 +76,8 @@ actor PeerNetwork {
     var dialTargets: [SocketAddress: UInt64] = [:]
     /// The address each dialled session went to.
     var dialled: [PeerID: SocketAddress] = [:]
-    static let maximumRedialPause: UInt64 = 30_000
+    /// Short, for a LAN: after a partition heals, a session comes back within one pause and a dial.
+    static let maximumRedialPause: UInt64 = 4_000
     static let antiEntropyInterval: UInt64 = 30_000
     /// Reconciliations with peers: the pure core (PROTOCOL.md §2.5).
     var reconciliation = ReconciliationInstance()
@@ -217,6 +221,7 @@ actor PeerNetwork {
     private func received(_ bytes: [UInt8], on id: PeerID) {
         guard var link = links[id] else { return }
         let actions = link.session.receive(bytes)
+        link.lastHeard = .now
         links[id] = link
         perform(actions, on: id)
     }
@@ -359,6 +364,7 @@ actor PeerNetwork {
     func sendGossip(_ message: GossipMessage, to id: PeerID) {
         guard var link = links[id] else { return }
         let actions = link.session.send(message.wireBytes)
+        link.lastSent = .now
         links[id] = link
         perform(actions, on: id)
     }

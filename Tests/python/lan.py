@@ -1,0 +1,94 @@
+"""A LAN of hosts made by scripts/lan, for the multi-host tests and the LAN benchmark.
+
+Each host runs a real avahi-daemon (restricted to its own interface) and, when asked, a real `dongne` node
+whose --json output is read from its file. Everything is torn down by `down()`, which the tests call in a
+`finally`, so a failing test leaves no namespace, daemon or process behind.
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+LAN = str(ROOT / "scripts/lan")
+CHANNEL = "서울특별시"
+
+
+class Lan:
+    def __init__(self, hosts):
+        assert os.geteuid() == 0, "the LAN tests make network namespaces: run them as root"
+        self.dir = tempfile.mkdtemp(prefix="dongne-lan-")
+        self.hosts = hosts
+        self.read = {}  # host -> lines read so far
+        try:
+            self.run("up", str(hosts), self.dir)
+        except Exception:
+            self.down()
+            raise
+
+    def run(self, *args, check=True):
+        return subprocess.run([LAN, *args], check=check, capture_output=True, text=True, timeout=120)
+
+    def node(self, host, *args):
+        self.run("node", self.dir, str(host), "--channel", CHANNEL, *args)
+
+    def say(self, host, *lines):
+        with open(f"{self.dir}/h{host}.in", "w") as fifo:
+            fifo.write("".join(line + "\n" for line in lines))
+
+    def stop_node(self, host):
+        self.run("stop-node", self.dir, str(host))
+
+    def exec(self, host, *command, timeout=60):
+        return subprocess.run(
+            [LAN, "exec", self.dir, str(host), *command], capture_output=True, text=True, timeout=timeout
+        )
+
+    def lines(self, host):
+        path = pathlib.Path(f"{self.dir}/h{host}.out")
+        if not path.exists():
+            return []
+        lines = []
+        for line in path.read_text().splitlines():
+            try:
+                lines.append(json.loads(line))
+            except ValueError:
+                pass  # a line still being written
+        return lines
+
+    def wait_for(self, host, predicate, timeout=20):
+        """The first output line of `host` satisfying `predicate`, waiting up to `timeout` seconds."""
+        end = time.monotonic() + timeout
+        while True:
+            for line in self.lines(host):
+                if predicate(line):
+                    return line
+            if time.monotonic() > end:
+                raise AssertionError(f"h{host}: no such line within {timeout} s; last: {self.lines(host)[-3:]}")
+            time.sleep(0.05)
+
+    def wait_until(self, condition, timeout, what):
+        end = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > end:
+                raise AssertionError(f"not within {timeout} s: {what}")
+            time.sleep(0.05)
+
+    def peers(self, host):
+        """The identities `host` has a session with now, from its joined and left lines."""
+        connected = set()
+        for line in self.lines(host):
+            if line.get("event") == "peer-joined":
+                connected.add(line["author"])
+            elif line.get("event") == "peer-left":
+                connected.discard(line["author"])
+        return connected
+
+    def texts(self, host):
+        return {line["text"] for line in self.lines(host) if line.get("event") == "message"}
+
+    def down(self):
+        subprocess.run([LAN, "down", self.dir], capture_output=True, timeout=120)

@@ -1,0 +1,167 @@
+"""Multi-host tests on a LAN of network namespaces with real Avahi daemons (scripts/lan).
+
+Nodes are started with no --peer: they find each other with DNS-SD only.
+"""
+
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from lan import LAN, ROOT, Lan
+
+DONGNE = str(ROOT / ".build/debug/dongne")
+
+
+@pytest.fixture
+def lan(request):
+    network = Lan(request.param)
+    yield network
+    network.down()
+
+
+def start_and_connect(lan, hosts):
+    for host in hosts:
+        lan.node(host)
+    for host in hosts:
+        lan.wait_until(lambda: len(lan.peers(host)) == len(hosts) - 1, 30, f"h{host} meets every other host")
+
+
+@pytest.mark.parametrize("lan", [3], indirect=True)
+def test_three_hosts_find_each_other_and_chat(lan):
+    start_and_connect(lan, [1, 2, 3])
+    for host in (1, 2, 3):
+        lan.say(host, f"h{host}에서 안녕하세요")
+    expected = {f"h{host}에서 안녕하세요" for host in (1, 2, 3)}
+    for host in (1, 2, 3):
+        lan.wait_until(lambda: expected <= lan.texts(host), 20, f"h{host} holds every message")
+    addresses = {line["address"].split(":")[0] for line in lan.lines(1) if line.get("event") == "peer-joined"}
+    assert addresses == {"10.77.0.2", "10.77.0.3"}
+
+
+@pytest.mark.parametrize("lan", [2], indirect=True)
+def test_an_independent_dns_sd_implementation_sees_exactly_the_specified_record(lan):
+    lan.node(1)
+    lan.wait_for(1, lambda line: line.get("event") == "listening")
+    probe = lan.exec(2, sys.executable, str(ROOT / "Tests/python/zeroconf_probe.py"), "_dongne._tcp.local.")
+    assert probe.returncode == 0, probe.stderr
+    services = [line for line in probe.stdout.splitlines() if line.startswith("{")]
+    assert len(services) == 1, probe.stdout
+    import json
+
+    service = json.loads(services[0])
+    assert re.fullmatch(r"dongne-[0-9a-f]{12}\._dongne\._tcp\.local\.", service["name"]), service["name"]
+    assert service["addresses"] == ["10.77.0.1"]
+    assert service["port"] == 4747
+    assert service["txt"] == "03763d31", "the TXT record is exactly one string: length 3, then v=1"
+    assert service["properties"] == {"v": "1"}
+
+
+@pytest.mark.parametrize("lan", [5], indirect=True)
+def test_every_message_reaches_every_host_through_twenty_percent_loss(lan):
+    hosts = [1, 2, 3, 4, 5]
+    start_and_connect(lan, hosts)
+    for host in hosts:
+        lan.run("loss", lan.dir, str(host), "20")
+    sent = set()
+    for host in hosts:
+        lines = [f"h{host} 메시지 {index}" for index in range(40)]
+        lan.say(host, *lines)
+        sent.update(lines)
+    assert len(sent) == 200
+    for host in hosts:
+        lan.wait_until(lambda: sent <= lan.texts(host), 90, f"h{host} holds all 200 messages")
+
+
+@pytest.mark.parametrize("lan", [5], indirect=True)
+def test_both_sides_of_a_partition_hold_everything_soon_after_it_heals(lan):
+    import time
+
+    hosts = [1, 2, 3, 4, 5]
+    start_and_connect(lan, hosts)
+    lan.run("partition", lan.dir, "1 2", "3 4 5")
+    start = time.monotonic()
+    sent = set()
+    round = 0
+    while time.monotonic() - start < 30:  # both sides chat for 30 s, a line per host every 3 s
+        for host in hosts:
+            line = f"분할 중 h{host} {round}"
+            lan.say(host, line)
+            sent.add(line)
+        round += 1
+        time.sleep(3)
+    lan.run("heal", lan.dir)
+    healed = time.monotonic()
+    for host in hosts:
+        lan.wait_until(lambda: sent <= lan.texts(host), 10 - (time.monotonic() - healed), f"h{host} holds all")
+    print(f"partition healed: every message everywhere {time.monotonic() - healed:.1f} s after the heal")
+
+
+@pytest.mark.parametrize("lan", [3], indirect=True)
+def test_a_restarted_node_is_found_again_and_catches_up(lan):
+    start_and_connect(lan, [1, 2, 3])
+    lan.stop_node(3)
+    lan.wait_until(lambda: len(lan.peers(1)) == 1, 20, "h1 sees h3 leave")
+    missed = [f"h3가 없는 동안 {index}" for index in range(10)]
+    lan.say(1, *missed[:5])
+    lan.say(2, *missed[5:])
+    lan.wait_until(lambda: set(missed) <= lan.texts(2), 20, "h2 holds what h1 said")
+    before = len(lan.lines(3))
+    lan.node(3)
+    lan.wait_until(lambda: len(lan.peers(1)) == 2, 30, "h1 finds h3 again")
+    lan.wait_until(
+        lambda: set(missed) <= {l.get("text") for l in lan.lines(3)[before:]}, 20, "h3 caught up on what it missed"
+    )
+
+
+@pytest.mark.parametrize("lan", [2], indirect=True)
+def test_a_daemon_that_dies_and_returns_and_records_of_other_versions(lan):
+    start_and_connect(lan, [1, 2])
+    lan.run("avahi", lan.dir, "1", "stop")
+    lan.wait_for(1, lambda line: line.get("event") == "dnssd" and "unavailable" in line["message"])
+    assert len(lan.peers(1)) == 1, "the session survives the daemon"
+    lan.run("avahi", lan.dir, "1", "start")
+    lan.wait_for(1, lambda line: line.get("event") == "dnssd" and "available again" in line["message"], timeout=40)
+    # Services that are not ours to dial: another version, and a record without a version.
+    publishers = [
+        subprocess.Popen(
+            [LAN, "exec", lan.dir, "2", "avahi-publish", "-s", name, "_dongne._tcp", "4999", *txt],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for name, txt in (("future", ["v=2"]), ("bare", ["hello"]))
+    ]
+    try:
+        lan.wait_for(1, lambda line: "ignoring service future: protocol version 2" in line.get("message", ""))
+        lan.wait_for(1, lambda line: "ignoring service bare: no protocol version" in line.get("message", ""))
+    finally:
+        for publisher in publishers:
+            publisher.terminate()
+            publisher.wait(timeout=10)
+    lines = [line.get("message", "") for line in lan.lines(1)]
+    assert sum("ignoring service future" in line for line in lines) == 1, "one line per service"
+    assert len(lan.peers(1)) == 1
+
+
+def test_without_a_daemon_the_node_says_so_once_and_keeps_working():
+    # A private network and mount namespace with an empty /run/dbus: no daemon can answer, nothing can leak.
+    with tempfile.TemporaryDirectory() as directory:
+        script = (
+            "mount -t tmpfs tmpfs /run/dbus; mkdir -p /run/avahi-daemon; mount -t tmpfs tmpfs /run/avahi-daemon; "
+            f'ip link set lo up; exec {DONGNE} --data {directory} --name 혼자 --port 0 --json --channel 서울특별시'
+        )
+        result = subprocess.run(
+            ["unshare", "-mn", "sh", "-c", script],
+            input="/whoami\n혼자 써요\n/quit\n",
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    lines = result.stdout.splitlines()
+    notices = [line for line in lines if '"event":"dnssd"' in line]
+    assert len(notices) == 1 and "DNS-SD unavailable" in notices[0], result.stdout
+    assert any('"text":"혼자 써요"' in line for line in lines), "the node keeps working"
+    assert result.returncode == 0
