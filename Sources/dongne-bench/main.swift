@@ -8,6 +8,7 @@ import Foundation
 //   swift run -c release dongne-bench simulate
 //   swift run -c release dongne-bench sync
 //   swift run -c release dongne-bench delivery
+//   scripts/bench-lan                 (runs dongne-bench lan-node on the hosts of scripts/lan)
 
 let usage = "usage: dongne-bench ingest | listeners | simulate | sync | delivery"
 switch CommandLine.arguments.dropFirst().first {
@@ -25,6 +26,9 @@ case "sync":
     exit(met ? 0 : 1)
 case "delivery":
     let met = try await DeliveryBenchmark.run()
+    exit(met ? 0 : 1)
+case "lan-node":
+    let met = try await LanNode.run(Array(CommandLine.arguments.dropFirst(2)))
     exit(met ? 0 : 1)
 case "make-fixture":
     guard let fixture = ThreadFixture.all.first(where: { $0.name == CommandLine.arguments.last }) else { exit(2) }

@@ -8,6 +8,7 @@ whose --json output is read from its file. Everything is torn down by `down()`, 
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import tempfile
 import time
@@ -92,3 +93,4 @@ class Lan:
 
     def down(self):
         subprocess.run([LAN, "down", self.dir], capture_output=True, timeout=120)
+        shutil.rmtree(self.dir, ignore_errors=True)
