@@ -211,10 +211,43 @@ public final class Node: Sendable {
         do { document = try Document.sign(body, created: clock.next(), by: identity) } catch {
             throw DongneError.invalidDocument(error)
         }
-        _ = try await store.insertLocal([document])
-        await hub.refresh(channels: document.channel.map { [$0] } ?? [])
-        await network.get()?.published(document)
+        // Shown here and sent to peers as soon as it is committed; the call returns once it is on disk too.
+        let stored = await writeShowing { [store] visible -> Result<[InsertOutcome], StoreError> in
+            do throws(StoreError) {
+                return .success(try await store.insertLocal([document], whenVisible: visible))
+            } catch {
+                return .failure(error)
+            }
+        } onVisible: {
+            await hub.refresh(channels: document.channel.map { [$0] } ?? [])
+            await network.get()?.published(document)
+        }
+        _ = try stored.get()
         return document
+    }
+
+    /// Runs a store write, and `onVisible` as soon as it is committed and readable, while the disk catches up;
+    /// returns the write's result once it is durable. `onVisible` does not run if the write fails.
+    private func writeShowing<T: Sendable>(
+        _ write: @escaping @Sendable (_ visible: @escaping @Sendable () -> Void) async -> T,
+        onVisible: () async -> Void
+    ) async -> T {
+        let (visible, signal) = AsyncStream<Void>.makeStream()
+        let writing = Task {
+            let result = await write {
+                signal.yield()
+                signal.finish()
+            }
+            signal.finish()
+            return result
+        }
+        var shown = false
+        for await _ in visible {
+            shown = true
+            break
+        }
+        if shown { await onVisible() }
+        return await writing.value
     }
 
     /// Takes documents that arrived from elsewhere (a peer, a file): checks, stores, and shows the new ones to
@@ -237,13 +270,12 @@ public final class Node: Sendable {
         _ admitted: AdmittedBatch, verified: @Sendable ([DocumentID]) async -> Void
     ) async -> [Result<(Document, InsertOutcome), IngestError>] {
         if admitted.newDocumentCount > 0 { await verified(admitted.newDocumentIDs) }
-        let results = await store.commit(admitted)
-        var channels: Set<ChannelID> = []
-        for case .success(let (document, outcome)) in results where outcome == .stored {
-            if let channel = document.channel { channels.insert(channel) }
+        let channels = admitted.newDocumentChannels
+        // Listeners see the new documents once they are committed; the results (and so acknowledgements to
+        // peers) wait until they are on disk.
+        return await writeShowing { [store] visible in await store.commit(admitted, whenVisible: visible) } onVisible: {
+            if !channels.isEmpty { await hub.refresh(channels: channels) }
         }
-        if !channels.isEmpty { await hub.refresh(channels: channels) }
-        return results
     }
 
     private static let displayNameSetting = "displayName"

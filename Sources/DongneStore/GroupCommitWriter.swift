@@ -5,8 +5,10 @@ import Foundation  // Thread and NSCondition
 /// Writes queue up while the previous transaction commits; the writer then takes everything queued (at most
 /// ``maximumBatch`` writes) into one transaction and one fsync. A write therefore waits for at most the commit in
 /// progress and its own, and the fsync cost is shared by every write in the batch. Each write runs inside its own
-/// savepoint, so a write that fails rolls back alone while the rest of the batch commits. A write's completion
-/// runs only after COMMIT returned: with `synchronous=FULL` the write is then on disk.
+/// savepoint, so a write that fails rolls back alone while the rest of the batch commits. Once COMMIT returned
+/// (with `synchronous=NORMAL`: visible to readers, safe from a crash of the process) each write's `visible`
+/// callback runs; the completions run once ``WriteAheadLogSync`` has synced the log: the write is on disk. The
+/// writer does not wait for that fsync: it goes on with the next transaction.
 ///
 /// Under a heavy stream from several writers (a catch-up: the last transaction held at least ``heavyRows`` rows,
 /// and more than one write waits) the writer gathers
@@ -18,6 +20,8 @@ final class GroupCommitWriter: @unchecked Sendable {
     struct Write {
         let work: (Connection) throws(StoreError) -> Void
         let completion: @Sendable (Result<Void, StoreError>) -> Void
+        /// Runs once the write is committed and visible to readers, before it is synced to the disk.
+        var visible: (@Sendable () -> Void)? = nil
         /// Rows it writes, roughly (documents, for an insert): what gathering counts.
         var rows = 1
     }
@@ -38,8 +42,10 @@ final class GroupCommitWriter: @unchecked Sendable {
     private var committed = StoreStatistics(transactions: 0, writes: 0)
     private var connection: Connection?
     private var thread: Thread?
+    private let logSync: WriteAheadLogSync
 
-    init(connection: Connection) {
+    init(connection: Connection, path: String) {
+        logSync = WriteAheadLogSync(databasePath: path)
         self.connection = connection
         let thread = Thread { [unowned self] in self.run() }
         thread.name = "dongne-store-writer"
@@ -79,6 +85,7 @@ final class GroupCommitWriter: @unchecked Sendable {
 
     private func run() {
         while let batch = nextBatch() { commit(batch) }
+        logSync.stop()
         connection = nil  // closes the database connection, on the thread that used it
         condition.lock()
         stopped = true
@@ -132,11 +139,20 @@ final class GroupCommitWriter: @unchecked Sendable {
             for write in batch { write.completion(.failure(.sqlite(error))) }
             return
         }
+        for (write, result) in zip(batch, results) where (try? result.get()) != nil { write.visible?() }
         condition.lock()
         committed.transactions += 1
         committed.writes += batch.count
         condition.unlock()
-        for (write, result) in zip(batch, results) { write.completion(result) }
+        let finished = Array(zip(batch.map(\.completion), results))
+        logSync.afterSync { synced in
+            for (completion, result) in finished {
+                switch synced {
+                case .success: completion(result)
+                case .failure(let error): completion(.failure(error))
+                }
+            }
+        }
     }
 
     private func runInSavepoint(_ write: Write, on connection: Connection) -> Result<Void, StoreError> {

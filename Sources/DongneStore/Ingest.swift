@@ -25,6 +25,8 @@ public struct AdmittedBatch: Sendable {
     public var newDocumentCount: Int { fresh.count }
     /// The ids of those documents.
     public var newDocumentIDs: [DocumentID] { fresh.map(\.document.id) }
+    /// The channels of those documents.
+    public var newDocumentChannels: Set<ChannelID> { Set(fresh.compactMap(\.document.channel)) }
 }
 
 extension Store {
@@ -98,10 +100,13 @@ extension Store {
     }
 
     /// Stores the new documents of an admitted batch in one durable write; the results of the whole batch.
-    public func commit(_ admitted: AdmittedBatch) async -> [Result<(Document, InsertOutcome), IngestError>] {
+    /// `whenVisible` as for ``insert(_:whenVisible:)``.
+    public func commit(
+        _ admitted: AdmittedBatch, whenVisible: (@Sendable () -> Void)? = nil
+    ) async -> [Result<(Document, InsertOutcome), IngestError>] {
         var results = admitted.results
         do {
-            let outcomes = try await insert(admitted.fresh.map(\.document))
+            let outcomes = try await insert(admitted.fresh.map(\.document), whenVisible: whenVisible)
             for (entry, outcome) in zip(admitted.fresh, outcomes) {
                 results[entry.index] = .success((entry.document, outcome))
             }

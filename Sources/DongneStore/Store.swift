@@ -4,9 +4,11 @@ import Foundation
 /// The local store of one node: documents as their exact signed bytes, the moderation state derived from them,
 /// the private block list and local settings, in one SQLite file.
 ///
-/// Durability: the file is in WAL mode with `synchronous=FULL` (checked when the store opens: SQLite answers a
-/// pragma it cannot honour with its old value), and a write call returns only after the transaction holding it
-/// has committed, so what a write call returned survives a process crash and a power cut. The file is created
+/// Durability: the file is in WAL mode with `synchronous=NORMAL` (checked when the store opens: SQLite answers
+/// a pragma it cannot honour with its old value), and the writer syncs the log itself after each commit
+/// (``WriteAheadLogSync``); a write call returns only after that, so what a write call returned survives a
+/// process crash and a power cut. A caller may ask to hear when its write is committed and readable, before it
+/// is on disk (to show it to listeners while the disk catches up). The file is created
 /// readable by its owner only: it holds the private block list.
 /// Throughput comes from group commit (see ``GroupCommitWriter``): concurrent writes share one transaction.
 /// Reads use their own connection and see every write whose call has returned.
@@ -22,10 +24,10 @@ public final class Store: Sendable {
         try PrivateFile.create(path)
         do {
             let writeConnection = try Connection(path: path)
-            try writeConnection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
+            try writeConnection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
             let journal = try writeConnection.scalarText("PRAGMA journal_mode")
             let synchronous = try writeConnection.scalarInteger("PRAGMA synchronous")
-            guard journal == "wal", synchronous == 2 else {
+            guard journal == "wal", synchronous == 1 else {
                 throw StoreError.file(
                     path: path, reason: "SQLite kept journal_mode=\(journal), synchronous=\(synchronous)")
             }
@@ -39,7 +41,7 @@ public final class Store: Sendable {
             // Reads map the file instead of copying pages through read(2): cheaper, and the cost of a page no
             // longer depends on whether it is in SQLite's own (small) cache.
             try readConnection.execute("PRAGMA query_only = 1; PRAGMA mmap_size = 1073741824")
-            writer = GroupCommitWriter(connection: writeConnection)
+            writer = GroupCommitWriter(connection: writeConnection, path: path)
             reader = ReadConnection(readConnection)
         } catch let error as SQLiteError {
             throw .sqlite(error)
@@ -69,9 +71,12 @@ public final class Store: Sendable {
     }
 
     /// Stores `documents` durably in one write (all or none); returns, for each, whether it was new.
-    public func insert(_ documents: [Document]) async throws(StoreError) -> [InsertOutcome] {
+    /// `whenVisible` runs (on the writer's thread) once they are committed and readable, before they are synced.
+    public func insert(
+        _ documents: [Document], whenVisible: (@Sendable () -> Void)? = nil
+    ) async throws(StoreError) -> [InsertOutcome] {
         let outcomes = LockedValue<[InsertOutcome]>([])
-        try await writeSQL(rows: documents.count) { connection throws(SQLiteError) in
+        try await writeSQL(rows: documents.count, whenVisible: whenVisible) { connection throws(SQLiteError) in
             var results: [InsertOutcome] = []
             results.reserveCapacity(documents.count)
             for document in documents { results.append(try connection.insert(document)) }
@@ -82,11 +87,13 @@ public final class Store: Sendable {
 
     /// Runs `work` in the writer's next transaction and returns once it is durably committed.
     func write(
-        rows: Int = 1, _ work: @escaping @Sendable (Connection) throws(StoreError) -> Void
+        rows: Int = 1, whenVisible: (@Sendable () -> Void)? = nil,
+        _ work: @escaping @Sendable (Connection) throws(StoreError) -> Void
     ) async throws(StoreError) {
         let result: Result<Void, StoreError> = await withCheckedContinuation { continuation in
             writer.submit(
-                GroupCommitWriter.Write(work: work, completion: { continuation.resume(returning: $0) }, rows: rows))
+                GroupCommitWriter.Write(
+                    work: work, completion: { continuation.resume(returning: $0) }, visible: whenVisible, rows: rows))
         }
         try result.get()
     }

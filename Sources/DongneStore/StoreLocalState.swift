@@ -32,10 +32,13 @@ extension Store {
         }
     }
 
-    /// Stores documents this node wrote, marked as pending until a peer acknowledges them.
-    public func insertLocal(_ documents: [Document]) async throws(StoreError) -> [InsertOutcome] {
+    /// Stores documents this node wrote, marked as pending until a peer acknowledges them. `whenVisible` as
+    /// for ``insert(_:whenVisible:)``.
+    public func insertLocal(
+        _ documents: [Document], whenVisible: (@Sendable () -> Void)? = nil
+    ) async throws(StoreError) -> [InsertOutcome] {
         let outcomes = LockedValue<[InsertOutcome]>([])
-        try await writeSQL { connection throws(SQLiteError) in
+        try await writeSQL(whenVisible: whenVisible) { connection throws(SQLiteError) in
             var results: [InsertOutcome] = []
             for document in documents {
                 results.append(try connection.insert(document))
@@ -80,9 +83,10 @@ extension Store {
 
     /// Runs SQL in the writer's next transaction, turning SQLite's errors into the store's.
     func writeSQL(
-        rows: Int = 1, _ work: @escaping @Sendable (Connection) throws(SQLiteError) -> Void
+        rows: Int = 1, whenVisible: (@Sendable () -> Void)? = nil,
+        _ work: @escaping @Sendable (Connection) throws(SQLiteError) -> Void
     ) async throws(StoreError) {
-        try await write(rows: rows) { connection throws(StoreError) in
+        try await write(rows: rows, whenVisible: whenVisible) { connection throws(StoreError) in
             do throws(SQLiteError) { try work(connection) } catch { throw .sqlite(error) }
         }
     }

@@ -16,21 +16,35 @@ import Testing
         var gossip = GossipInstance()
         _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
         _ = gossip.handle(.connected(PeerID(2), channels: []))  // does not carry the channel
-        let first = Self.document("one"), second = Self.document("two"), third = Self.document("three")
+        let documents = (0..<5).map { Self.document("line \($0)") }
         #expect(
-            gossip.handle(.published(id: first.id, channel: Self.channel, bytes: first.bytes)) == [
-                .send(.batch(sequence: 1, documents: [first.bytes], acknowledges: []), to: PeerID(1)), .wake(at: 1_000),
+            gossip.handle(.published(id: documents[0].id, channel: Self.channel, bytes: documents[0].bytes)) == [
+                .send(.batch(sequence: 1, documents: [documents[0].bytes], acknowledges: []), to: PeerID(1)),
+                .wake(at: 1_000),
             ], "the links were quiet: it leaves at once, and wakes to resend it if it is not acknowledged")
         _ = gossip.handle(.tick(now: 10))
+        let eager = GossipInstance.Settings().eagerBatches
+        for index in 1..<eager {
+            let sent = gossip.handle(
+                .published(id: documents[index].id, channel: Self.channel, bytes: documents[index].bytes))
+            #expect(
+                sent.first
+                    == .send(
+                        .batch(sequence: UInt64(index + 1), documents: [documents[index].bytes], acknowledges: []),
+                        to: PeerID(1)), "fewer than \(eager) batches in flight: it still leaves at once")
+        }
+        let waiting = documents[eager...]
         #expect(
-            gossip.handle(.published(id: second.id, channel: Self.channel, bytes: second.bytes)) == [.wake(at: 50)],
-            "a flush 10 ms ago: this one waits for the interval")
-        #expect(gossip.handle(.published(id: third.id, channel: Self.channel, bytes: third.bytes)) == [])
-        #expect(gossip.handle(.tick(now: 20)) == [.wake(at: 50)], "not due yet; the wake is asked for again")
-        let sent = gossip.handle(.tick(now: 50))
+            gossip.handle(.published(id: waiting.first!.id, channel: Self.channel, bytes: waiting.first!.bytes))
+                == [.wake(at: 60)], "\(eager) in flight and a flush just now: this one waits for the interval")
+        #expect(gossip.handle(.published(id: waiting.last!.id, channel: Self.channel, bytes: waiting.last!.bytes)) == [])
+        #expect(gossip.handle(.tick(now: 20)) == [.wake(at: 60)], "not due yet; the wake is asked for again")
+        let sent = gossip.handle(.tick(now: 60))
         #expect(
             sent.first
-                == .send(.batch(sequence: 2, documents: [second.bytes, third.bytes], acknowledges: []), to: PeerID(1)))
+                == .send(
+                    .batch(sequence: UInt64(eager + 1), documents: waiting.map(\.bytes), acknowledges: []),
+                    to: PeerID(1)), "the waiting ones share one batch")
         #expect(sent.count == 2 && sent.last == .wake(at: 1_000), "the batches are in flight: wake for the first resend")
     }
 

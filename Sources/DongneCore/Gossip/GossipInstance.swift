@@ -21,6 +21,10 @@ public struct GossipInstance: Sendable {
         public var maximumRetransmitDelay: UInt64 = 3_200
         /// Batches in flight per link.
         public var windowSize = 32
+        /// Below this many batches in flight, new documents leave at once; at or above it they wait for the
+        /// next flush, so a busy link shares batches (Nagle's algorithm with a little more room: a receiver
+        /// acknowledges a batch only once it is on disk, so a chat's next line often comes before that).
+        public var eagerBatches = 3
         /// Documents per batch (at most ``GossipMessage/maximumDocuments``).
         public var maximumBatchDocuments = 256
         /// Document bytes per batch, so that a batch fits one session message with room to spare.
@@ -330,12 +334,12 @@ public struct GossipInstance: Sendable {
         return queuedAny ? scheduleFlush() : []
     }
 
-    /// Flushes at once when the last flush is an interval ago, or when a peer with documents queued has
-    /// nothing in flight (a lone message is never held back, as in Nagle's algorithm); else wakes at the next
+    /// Flushes at once when the last flush is an interval ago, or when a peer with documents queued has fewer
+    /// than ``Settings/eagerBatches`` in flight (a lone message is never held back); else wakes at the next
     /// interval, so that a busy channel shares batches.
     private mutating func scheduleFlush() -> [Directive] {
         let idleLink = peers.values.contains {
-            (!$0.queue.isEmpty || !$0.owedAcknowledgements.isEmpty) && $0.inFlight.isEmpty
+            (!$0.queue.isEmpty || !$0.owedAcknowledgements.isEmpty) && $0.inFlight.count < settings.eagerBatches
         }
         if idleLink { return flushNow() }
         guard nextFlush == nil else { return [] }
