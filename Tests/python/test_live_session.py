@@ -11,6 +11,7 @@ import hashlib
 import json
 import pathlib
 import queue
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -89,6 +90,7 @@ class Node:
         except (OSError, subprocess.TimeoutExpired):
             self.process.kill()
             self.process.wait()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 class Peer:
