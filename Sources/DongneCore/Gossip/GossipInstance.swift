@@ -2,9 +2,10 @@
 ///
 /// A new document — written here, or received and verified by the shell for the first time — is queued for
 /// every connected peer that carries its channel, except the one it came from: forwarding never waits for the
-/// local disk. Queues leave as batches at once when the links have been quiet for ``Settings/flushInterval``,
-/// else at most once per interval, so a lone message goes out immediately and a busy channel costs a message
-/// per link per interval rather than one per document. Batches are acknowledged (piggybacked on batches going
+/// local disk. A link's queue leaves as a batch at once while fewer than ``Settings/eagerBatches`` batches are
+/// in flight on it (or nothing was sent for ``Settings/flushInterval``), else at the next interval, so a lone
+/// message goes out immediately and a busy channel costs a message per link per interval rather than one per
+/// document. Batches are acknowledged (piggybacked on batches going
 /// the other way when there are any) only once their documents are stored, and a batch not acknowledged in
 /// time is sent again with the delay doubling, so loss and partitions delay documents but lose none while
 /// the link lasts. At most ``Settings/windowSize`` batches are in flight per link; the queue behind them is
