@@ -209,9 +209,14 @@ actor PeerNetwork {
         let opening = session.start()
         links[id] = Link(connection: connection, session: session, isOutbound: outbound)
         let (chunks, feed) = AsyncStream.makeStream(of: [UInt8].self)
-        connection.start(onReceive: { feed.yield($0) }, onClose: { _ in feed.finish() })
+        // The reader pauses while 4 MiB wait here unprocessed: a peer that sends faster than this node works
+        // through it is slowed by TCP itself, and memory stays bounded.
+        connection.start(consumedOnReturn: false, onReceive: { feed.yield($0) }, onClose: { _ in feed.finish() })
         Task { [weak self] in
-            for await chunk in chunks { await self?.received(chunk, on: id) }
+            for await chunk in chunks {
+                await self?.received(chunk, on: id)
+                connection.consumed(chunk.count)
+            }
             await self?.closed(id, reason: "connection closed")
         }
         perform(opening, on: id)

@@ -10,6 +10,10 @@ import Glibc
 public final class TCPConnection: @unchecked Sendable {
     /// Unsent bytes that make a connection count as stuck.
     public static let maximumQueuedBytes = 8 << 20
+    /// Received bytes the consumer may hold unprocessed (with ``start(consumedOnReturn:onReceive:onClose:)``
+    /// false) before the reader stops reading, so that TCP's flow control slows a peer that sends faster
+    /// than it is processed, instead of memory growing.
+    public static let maximumUnconsumedBytes = 4 << 20
 
     /// The other end.
     public let remote: SocketAddress
@@ -21,6 +25,8 @@ public final class TCPConnection: @unchecked Sendable {
     private var received = 0
     private var closed = false
     private var onClose: (@Sendable (SystemError?) -> Void)?
+    private let consumption = NSCondition()
+    private var unconsumed = 0
 
     init(descriptor: Int32, remote: SocketAddress) {
         self.descriptor = descriptor
@@ -63,9 +69,12 @@ public final class TCPConnection: @unchecked Sendable {
     }
 
     /// Starts reading: `onReceive` gets every chunk of bytes in order, then `onClose` once (nil error for a
-    /// clean end of stream or a local close).
+    /// clean end of stream or a local close). With `consumedOnReturn` false the consumer calls
+    /// ``consumed(_:)`` once it has processed a chunk, and reading pauses while more than
+    /// ``maximumUnconsumedBytes`` wait.
     public func start(
-        onReceive: @escaping @Sendable ([UInt8]) -> Void, onClose: @escaping @Sendable (SystemError?) -> Void
+        consumedOnReturn: Bool = true, onReceive: @escaping @Sendable ([UInt8]) -> Void,
+        onClose: @escaping @Sendable (SystemError?) -> Void
     ) {
         lock.withLock { self.onClose = onClose }
         let thread = Thread { [self] in
@@ -75,6 +84,7 @@ public final class TCPConnection: @unchecked Sendable {
                 if count > 0 {
                     lock.withLock { received += count }
                     onReceive(Array(buffer[0..<count]))
+                    if !consumedOnReturn { waitForRoom(after: count) }
                 } else if count == 0 || errno != EINTR {
                     finish(count == 0 || lock.withLock({ closed }) ? nil : SystemError(function: "read", code: errno))
                     return
@@ -112,6 +122,21 @@ public final class TCPConnection: @unchecked Sendable {
         }
     }
 
+    /// The consumer has processed `count` bytes handed to it (see ``start(consumedOnReturn:onReceive:onClose:)``).
+    public func consumed(_ count: Int) {
+        consumption.lock()
+        unconsumed -= count
+        consumption.signal()
+        consumption.unlock()
+    }
+
+    private func waitForRoom(after count: Int) {
+        consumption.lock()
+        unconsumed += count
+        while unconsumed > Self.maximumUnconsumedBytes && !lock.withLock({ closed }) { consumption.wait() }
+        consumption.unlock()
+    }
+
     /// Bytes written to and read from the socket so far.
     public var traffic: (sent: Int, received: Int) { lock.withLock { (sent, received) } }
 
@@ -127,6 +152,9 @@ public final class TCPConnection: @unchecked Sendable {
             return !closed
         }
         if first { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        consumption.lock()
+        consumption.broadcast()  // a reader paused for room ends too
+        consumption.unlock()
     }
 
     private func finish(_ error: SystemError?) {
