@@ -17,6 +17,10 @@ public final class Store: Sendable {
     public let path: String
     private let writer: GroupCommitWriter
     private let reader: ReadConnection
+    /// The local writes no peer has acknowledged yet, as in `pending_writes`, kept in memory: an
+    /// acknowledgement (most are for documents forwarded from others) is checked here without touching SQLite.
+    /// Updated when a local write is queued, so an acknowledgement can never overtake the write it clears.
+    let pendingLocalWrites: LockedValue<Set<DocumentID>>
 
     /// Opens the database at `path`, creating it and bringing its schema up to date as needed.
     public init(path: String) throws(StoreError) {
@@ -41,6 +45,7 @@ public final class Store: Sendable {
             // Reads map the file instead of copying pages through read(2): cheaper, and the cost of a page no
             // longer depends on whether it is in SQLite's own (small) cache.
             try readConnection.execute("PRAGMA query_only = 1; PRAGMA mmap_size = 1073741824")
+            pendingLocalWrites = LockedValue(try Self.pendingWrites(readConnection))
             writer = GroupCommitWriter(connection: writeConnection, path: path)
             reader = ReadConnection(readConnection)
         } catch let error as SQLiteError {
@@ -53,6 +58,13 @@ public final class Store: Sendable {
     }
 
     deinit { writer.stop() }
+
+    private static func pendingWrites(_ connection: Connection) throws(SQLiteError) -> Set<DocumentID> {
+        let statement = try connection.statement("SELECT id FROM pending_writes")
+        var ids: Set<DocumentID> = []
+        while try statement.step() { if let id = DocumentID(statement.blob(0)) { ids.insert(id) } }
+        return ids
+    }
 
     /// Finishes queued writes and refuses new ones. Reads keep working until the store is released.
     public func close() { writer.stop() }
@@ -91,11 +103,19 @@ public final class Store: Sendable {
         _ work: @escaping @Sendable (Connection) throws(StoreError) -> Void
     ) async throws(StoreError) {
         let result: Result<Void, StoreError> = await withCheckedContinuation { continuation in
-            writer.submit(
-                GroupCommitWriter.Write(
-                    work: work, completion: { continuation.resume(returning: $0) }, visible: whenVisible, rows: rows))
+            submit(rows: rows, whenVisible: whenVisible, completion: { continuation.resume(returning: $0) }, work)
         }
         try result.get()
+    }
+
+    /// Queues `work` for the writer's next transaction and returns at once: writes run in the order they were
+    /// queued. `completion` hears once it is durably committed (or failed).
+    func submit(
+        rows: Int = 1, whenVisible: (@Sendable () -> Void)? = nil,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void,
+        _ work: @escaping @Sendable (Connection) throws(StoreError) -> Void
+    ) {
+        writer.submit(GroupCommitWriter.Write(work: work, completion: completion, visible: whenVisible, rows: rows))
     }
 
     // MARK: Reading

@@ -37,17 +37,37 @@ extension Store {
     public func insertLocal(
         _ documents: [Document], whenVisible: (@Sendable () -> Void)? = nil
     ) async throws(StoreError) -> [InsertOutcome] {
-        let outcomes = LockedValue<[InsertOutcome]>([])
-        try await writeSQL(whenVisible: whenVisible) { connection throws(SQLiteError) in
-            var results: [InsertOutcome] = []
-            for document in documents {
-                results.append(try connection.insert(document))
-                try connection.statement("INSERT OR IGNORE INTO pending_writes (id) VALUES (?)")
-                    .bind(.blob(document.id.bytes)).run()
-            }
-            outcomes.set(results)
+        let result = await withCheckedContinuation { continuation in
+            submitLocal(documents, whenVisible: whenVisible) { continuation.resume(returning: $0) }
         }
-        return outcomes.get()
+        return try result.get()
+    }
+
+    /// Queues documents this node wrote, marked as pending until a peer acknowledges them, and returns at once;
+    /// `completion` hears once they are durably stored (or why not). An acknowledgement that arrives after this
+    /// returned clears them, even if it comes before they are committed: send them only after queueing them.
+    public func submitLocal(
+        _ documents: [Document], whenVisible: (@Sendable () -> Void)? = nil,
+        completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
+    ) {
+        pendingLocalWrites.update { pending in for document in documents { pending.insert(document.id) } }
+        let outcomes = LockedValue<[InsertOutcome]>([])
+        submit(rows: documents.count, whenVisible: whenVisible) { [pendingLocalWrites] result in
+            if case .failure = result {
+                pendingLocalWrites.update { pending in for document in documents { pending.remove(document.id) } }
+            }
+            completion(result.map { outcomes.get() })
+        } _: { connection throws(StoreError) in
+            do throws(SQLiteError) {
+                var results: [InsertOutcome] = []
+                for document in documents {
+                    results.append(try connection.insert(document))
+                    try connection.statement("INSERT OR IGNORE INTO pending_writes (id) VALUES (?)")
+                        .bind(.blob(document.id.bytes)).run()
+                }
+                outcomes.set(results)
+            } catch { throw .sqlite(error) }
+        }
     }
 
     /// Records that the user joined a channel (idempotent; the first join time stays).
@@ -105,11 +125,16 @@ extension Store {
 
 extension Store {
     /// A peer stored these documents: those that were local writes are pending no more. Returns those.
+    ///
+    /// Most acknowledgements are for documents forwarded from others, never pending here: they are told apart in
+    /// memory, and only the pending ones cost a write.
     public func acknowledge(_ ids: [DocumentID]) async throws(StoreError) -> [DocumentID] {
+        let pending = pendingLocalWrites.update { pending in ids.filter { pending.remove($0) != nil } }
+        guard !pending.isEmpty else { return [] }
         let cleared = LockedValue<[DocumentID]>([])
         try await writeSQL { connection throws(SQLiteError) in
             var done: [DocumentID] = []
-            for id in ids {
+            for id in pending {
                 try connection.statement("DELETE FROM pending_writes WHERE id = ?").bind(.blob(id.bytes)).run()
                 if connection.changes == 1 { done.append(id) }
             }
