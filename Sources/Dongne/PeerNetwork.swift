@@ -264,7 +264,7 @@ actor PeerNetwork {
             dialTargets[address] = 0
             Task { [store, clock] in try? await store.rememberPeer("\(address)", at: clock.now()) }
         }
-        apply(gossip.handle(.connected(id, channels: [])))
+        apply(gossip.handle(.connected(id, channels: [], tag: PeerTag(identity: peer))))
         sendGossip(.channels(joinedChannels()), to: id)
         offerDatagrams(on: id)
         if !alreadyConnected, let info = info(id) { events.yield(.joined(info)) }

@@ -14,7 +14,7 @@ extension PeerNetwork {
             carryOut(reconciliation.handle(.received(message, from: id)))
         case .datagrams(let port, let index):
             routeDatagrams(on: id, port: port, index: index)
-        case .batch(_, let documents, _):
+        case .batch(_, let documents, _, _):
             // Rate before anything else: a flood is dropped unacknowledged (an honest sender resends later).
             guard takeTokens(documents.count, on: id) else { return }
             advanceGossipClock()

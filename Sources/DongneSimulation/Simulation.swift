@@ -113,8 +113,11 @@ public struct Simulation {
             }
         }
         for link in links.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            _ = nodes[link[0]].handle(.connected(PeerID(UInt64(link[1])), channels: [channel]))
-            _ = nodes[link[1]].handle(.connected(PeerID(UInt64(link[0])), channels: [channel]))
+            // A node's tag is its number, as every node's tag is the start of its key.
+            _ = nodes[link[0]].handle(
+                .connected(PeerID(UInt64(link[1])), channels: [channel], tag: PeerTag(UInt64(link[1]))))
+            _ = nodes[link[1]].handle(
+                .connected(PeerID(UInt64(link[0])), channels: [channel], tag: PeerTag(UInt64(link[0]))))
         }
     }
 

@@ -176,6 +176,7 @@ import Testing
         for message in [
             GossipMessage.batch(sequence: 1 << 40, documents: [document.bytes, []], acknowledges: [1, 2, 3]),
             .batch(sequence: 0, documents: [], acknowledges: []), .acknowledge([7]), .acknowledge([]),
+            .batch(sequence: 2, documents: [document.bytes], acknowledges: [], covered: [PeerTag(1), PeerTag(1 << 63)]),
         ] {
             #expect(try GossipMessage(wireBytes: message.wireBytes) == message)
             #expect(CBOREncoder.encode(try CBORDecoder.decode(message.wireBytes)) == message.wireBytes, "canonical")
@@ -191,6 +192,15 @@ import Testing
             try GossipMessage(wireBytes: CBOREncoder.encode(.array([.unsigned(1), .array([.text("x")])])))
         }
         #expect(throws: GossipMessage.WireError.encoding(.truncated)) { try GossipMessage(wireBytes: [0x82, 0x01]) }
+        // Peer tags: 8-byte strings, strictly ascending, at most 64, and no empty list (one encoding per batch).
+        let tag = { (value: UInt8) in CBOR.bytes([0, 0, 0, 0, 0, 0, 0, value]) }
+        for tags in [[], [tag(2), tag(1)], [tag(1), tag(1)], [.bytes([1, 2, 3])], [.unsigned(1)]] {
+            let batch = CBOR.array([.unsigned(0), .unsigned(1), .array([]), .array([]), .array(tags)])
+            #expect(throws: GossipMessage.WireError.shape) { try GossipMessage(wireBytes: CBOREncoder.encode(batch)) }
+        }
+        let manyTags = (0..<65).map { CBOR.bytes(PeerTag(UInt64($0)).bytes) }
+        let crowded = CBOR.array([.unsigned(0), .unsigned(1), .array([]), .array([]), .array(manyTags)])
+        #expect(throws: GossipMessage.WireError.tooMany) { try GossipMessage(wireBytes: CBOREncoder.encode(crowded)) }
         let tooMany = CBOR.array([.unsigned(1), .array(Array(repeating: .unsigned(1), count: 1_025))])
         #expect(throws: GossipMessage.WireError.tooMany) { try GossipMessage(wireBytes: CBOREncoder.encode(tooMany)) }
         var random = SplitMix64(seed: 3)
@@ -212,7 +222,7 @@ import Testing
             _ = gossip.handle(.published(id: document.id, channel: GossipTests.channel, bytes: document.bytes))
         }
         for directive in gossip.handle(.tick(now: 50)) {
-            guard case .send(.batch(_, let documents, _), _) = directive else { continue }
+            guard case .send(.batch(_, let documents, _, _), _) = directive else { continue }
             #expect(documents.reduce(0) { $0 + $1.count } <= 1_000)
             #expect(documents.count >= 1)
         }

@@ -45,7 +45,7 @@ import Testing
         #expect(DatagramChannel.receiverIndex(of: first) == 42)
         let openedFirst = channel.open(first)
         let opened = try #require(openedFirst)
-        guard case .batch(_, let documents, _) = try GossipMessage(wireBytes: opened) else {
+        guard case .batch(_, let documents, _, _) = try GossipMessage(wireBytes: opened) else {
             Issue.record("a datagram holds a batch")
             return
         }
@@ -90,7 +90,7 @@ import Testing
     static func acknowledgements(in messages: [GossipMessage]) -> [UInt64] {
         messages.flatMap { message -> [UInt64] in
             switch message {
-            case .acknowledge(let sequences), .batch(_, _, let sequences): sequences
+            case .acknowledge(let sequences), .batch(_, _, let sequences, _): sequences
             case .channels, .reconcile, .request, .reconciled, .datagrams: []
             }
         }

@@ -206,6 +206,8 @@ def exchange(node, peer):
 
     node.type("노드가 답해요")
     batch = peer.receive_gossip_until(lambda m: m[0] == 0 and m[3])[-1]
+    # PROTOCOL.md §2.4: the batch names the peers it went to by tag, the first 8 bytes of their identity keys.
+    assert batch[4:] == [[bytes(peer.identity.verify_key)[:8]]], "the batch names this peer's tag"
     unsigned, signature = cbor2.loads(batch[3][0])
     assert unsigned[9] == "노드가 답해요" and unsigned[2] == node_key
     document_id = hashlib.blake2b(PREFIX["documentID"] + cbor2.dumps(unsigned, canonical=True), digest_size=32)

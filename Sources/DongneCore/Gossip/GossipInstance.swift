@@ -1,8 +1,9 @@
 /// The gossip of documents between peers, as a pure value: events in, directives out, time passed in.
 ///
 /// A new document — written here, or received and verified by the shell for the first time — is queued for
-/// every connected peer that carries its channel, except the one it came from: forwarding never waits for the
-/// local disk. A link's queue leaves as a batch at once while fewer than ``Settings/eagerBatches`` batches are
+/// every connected peer that carries its channel, except the one it came from and those its batch named as
+/// covered (its sender pushed it to them too): forwarding never waits for the local disk, and in a LAN where
+/// everyone is connected to everyone a message crosses each link once. A link's queue leaves as a batch at once while fewer than ``Settings/eagerBatches`` batches are
 /// in flight on it (or nothing was sent for ``Settings/flushInterval``), else at the next interval, so a lone
 /// message goes out immediately and a busy channel costs a message per link per interval rather than one per
 /// document. Batches are acknowledged (piggybacked on batches going
@@ -41,8 +42,9 @@ public struct GossipInstance: Sendable {
 
     /// Something that happened.
     public enum Event: Sendable, Equatable {
-        /// A session to a peer is up; it carries these channels.
-        case connected(PeerID, channels: Set<ChannelID>)
+        /// A session to a peer is up; it carries these channels. Its tag (from its identity) lets batches name
+        /// it as covered; a peer without one is never named.
+        case connected(PeerID, channels: Set<ChannelID>, tag: PeerTag? = nil)
         /// The session is gone.
         case disconnected(PeerID)
         /// This node wrote and stored a document.
@@ -85,9 +87,13 @@ public struct GossipInstance: Sendable {
         case misbehaved(PeerID, count: Int)
     }
 
+    /// A document on its way to one peer, with the peers known to have or be getting it.
+    fileprivate typealias Entry = (id: DocumentID, bytes: [UInt8], covered: Set<PeerTag>)
+
     fileprivate struct Outgoing: Sendable {
         var channels: Set<ChannelID>
-        var queue: [(id: DocumentID, bytes: [UInt8])] = []
+        var tag: PeerTag?
+        var queue: [Entry] = []
         var queued: Set<DocumentID> = []
         var inFlight: [UInt64: InFlight] = [:]
         var nextSequence: UInt64 = 1
@@ -101,7 +107,8 @@ public struct GossipInstance: Sendable {
     }
 
     fileprivate struct InFlight: Sendable {
-        var documents: [(id: DocumentID, bytes: [UInt8])]
+        var documents: [Entry]
+        var covered: [PeerTag]
         var resendAt: UInt64
         var delay: UInt64
         var sentAt: UInt64
@@ -130,6 +137,8 @@ public struct GossipInstance: Sendable {
         let bytes: [UInt8]
         let channel: ChannelID?
         let from: PeerID
+        /// The peers the batch named, and the sender itself: not forwarded to.
+        let covered: Set<PeerTag>
         var forwarded = false
     }
 
@@ -150,8 +159,8 @@ public struct GossipInstance: Sendable {
     /// Handles one event.
     public mutating func handle(_ event: Event) -> [Directive] {
         switch event {
-        case .connected(let peer, let channels):
-            peers[peer] = Outgoing(channels: channels)
+        case .connected(let peer, let channels, let tag):
+            peers[peer] = Outgoing(channels: channels, tag: tag)
             return []
         case .disconnected(let peer):
             peers[peer] = nil
@@ -159,7 +168,7 @@ public struct GossipInstance: Sendable {
             return []
         case .published(let id, let channel, let bytes):
             guard known.insert(id).inserted else { return [] }
-            return enqueue(id, bytes: bytes, channel: channel, except: nil)
+            return enqueue(id, bytes: bytes, channel: channel, except: nil, covered: [])
         case .received(let message, let peer):
             guard peers[peer] != nil else { return [] }
             return receive(message, from: peer)
@@ -184,7 +193,7 @@ public struct GossipInstance: Sendable {
     private mutating func offer(_ documents: [GossipDocument], to peer: PeerID) -> [Directive] {
         guard var outgoing = peers[peer] else { return [] }
         for document in documents where outgoing.queued.insert(document.id).inserted {
-            outgoing.queue.append((document.id, document.bytes))
+            outgoing.queue.append((document.id, document.bytes, []))
         }
         peers[peer] = outgoing
         return scheduleFlush()
@@ -196,8 +205,8 @@ public struct GossipInstance: Sendable {
         switch message {
         case .acknowledge(let sequences):
             return acknowledge(sequences, from: peer)
-        case .batch(let sequence, let documents, let acknowledges):
-            return acknowledge(acknowledges, from: peer) + receiveBatch(sequence, documents, from: peer)
+        case .batch(let sequence, let documents, let acknowledges, let covered):
+            return acknowledge(acknowledges, from: peer) + receiveBatch(sequence, documents, covered, from: peer)
         case .channels(let channels):
             peers[peer]?.channels = Set(channels)
             return []
@@ -221,8 +230,9 @@ public struct GossipInstance: Sendable {
         guard var outgoing = peers[peer] else { return [.delivered(delivered, to: peer)] }
         var directives: [Directive] = [.delivered(delivered, to: peer)]
         while outgoing.queue.count >= settings.backlog && outgoing.inFlight.count < settings.windowSize {
-            let (sequence, documents) = takeBatch(from: &outgoing)
-            directives.append(.send(.batch(sequence: sequence, documents: documents, acknowledges: []), to: peer))
+            let (sequence, documents, covered) = takeBatch(from: &outgoing)
+            directives.append(
+                .send(.batch(sequence: sequence, documents: documents, acknowledges: [], covered: covered), to: peer))
         }
         peers[peer] = outgoing
         return directives
@@ -230,15 +240,17 @@ public struct GossipInstance: Sendable {
 
     /// A first sending of a batch as a datagram, when the peer takes them and it fits one. It carries no
     /// acknowledgements (a lost datagram must not lose them); resendings go over the session.
-    private func datagram(_ sequence: UInt64, _ documents: [[UInt8]], limit: Int?) -> GossipMessage? {
+    private func datagram(
+        _ sequence: UInt64, _ documents: [[UInt8]], _ covered: [PeerTag], limit: Int?
+    ) -> GossipMessage? {
         guard let limit else { return nil }
-        let message = GossipMessage.batch(sequence: sequence, documents: documents, acknowledges: [])
+        let message = GossipMessage.batch(sequence: sequence, documents: documents, acknowledges: [], covered: covered)
         return message.wireBytes.count <= limit ? message : nil
     }
 
-    /// Moves the next batch from the queue into the window; its sequence and document bytes.
-    private func takeBatch(from outgoing: inout Outgoing) -> (UInt64, [[UInt8]]) {
-        var documents: [(id: DocumentID, bytes: [UInt8])] = []
+    /// Moves the next batch from the queue into the window; its sequence, document bytes and covered peers.
+    private func takeBatch(from outgoing: inout Outgoing) -> (UInt64, [[UInt8]], [PeerTag]) {
+        var documents: [Entry] = []
         var size = 0
         for document in outgoing.queue.prefix(settings.maximumBatchDocuments) {
             guard documents.isEmpty || size + document.bytes.count <= settings.maximumBatchBytes else { break }
@@ -250,12 +262,16 @@ public struct GossipInstance: Sendable {
         let timeout = outgoing.retransmitTimeout(least: settings.retransmitAfter)
         let sequence = outgoing.nextSequence
         outgoing.nextSequence += 1
+        let covered = PeerTag.batchCovered(documents.map(\.covered))
         outgoing.inFlight[sequence] = InFlight(
-            documents: documents, resendAt: now + timeout, delay: timeout, sentAt: now)
-        return (sequence, documents.map(\.bytes))
+            documents: documents, covered: covered, resendAt: now + timeout, delay: timeout, sentAt: now)
+        return (sequence, documents.map(\.bytes), covered)
     }
 
-    private mutating func receiveBatch(_ sequence: UInt64, _ documents: [[UInt8]], from peer: PeerID) -> [Directive] {
+    private mutating func receiveBatch(
+        _ sequence: UInt64, _ documents: [[UInt8]], _ named: [PeerTag], from peer: PeerID
+    ) -> [Directive] {
+        let covered = Set(named).union(peers[peer]?.tag.map { [$0] } ?? [])
         var directives: [Directive] = []
         var waitingFor: Set<DocumentID> = []
         var unparsable = 0
@@ -269,7 +285,7 @@ public struct GossipInstance: Sendable {
             if known.contains(id) { continue }
             waitingFor.insert(id)
             if admitting[id] == nil {
-                admitting[id] = Admission(bytes: bytes, channel: document.body.channel, from: peer)
+                admitting[id] = Admission(bytes: bytes, channel: document.body.channel, from: peer, covered: covered)
                 directives.append(.admit(document, from: peer))
             }
         }
@@ -286,7 +302,8 @@ public struct GossipInstance: Sendable {
         guard var pending = admitting[id], !pending.forwarded else { return [] }
         pending.forwarded = true
         admitting[id] = pending
-        return enqueue(id, bytes: pending.bytes, channel: pending.channel, except: pending.from)
+        return enqueue(
+            id, bytes: pending.bytes, channel: pending.channel, except: pending.from, covered: pending.covered)
     }
 
     private mutating func admitted(_ id: DocumentID) -> [Directive] {
@@ -317,22 +334,28 @@ public struct GossipInstance: Sendable {
 
     // MARK: Sending
 
+    /// Queues a document for every peer that carries its channel, but `source` and the peers in `covered`;
+    /// each copy names as covered everyone it is known to reach: `covered` and every peer it is queued for.
     private mutating func enqueue(
-        _ id: DocumentID, bytes: [UInt8], channel: ChannelID?, except source: PeerID?
+        _ id: DocumentID, bytes: [UInt8], channel: ChannelID?, except source: PeerID?, covered: Set<PeerTag>
     ) -> [Directive] {
-        var queuedAny = false
-        for (peer, outgoing) in peers where peer != source {
-            guard let channel, outgoing.channels.contains(channel), !outgoing.queued.contains(id) else { continue }
+        guard let channel else { return [] }
+        let recipients = peers.filter { peer, outgoing in
+            peer != source && outgoing.channels.contains(channel) && !outgoing.queued.contains(id)
+                && !(outgoing.tag.map(covered.contains) ?? false)
+        }
+        guard !recipients.isEmpty else { return [] }
+        let reached = covered.union(recipients.values.compactMap(\.tag))
+        for (peer, outgoing) in recipients {
             var updated = outgoing
-            updated.queue.append((id, bytes))
+            updated.queue.append((id, bytes, reached))
             updated.queued.insert(id)
             if updated.queue.count > settings.maximumQueuedDocuments {
                 updated.queued.remove(updated.queue.removeFirst().id)
             }
             peers[peer] = updated
-            queuedAny = true
         }
-        return queuedAny ? scheduleFlush() : []
+        return scheduleFlush()
     }
 
     /// Flushes at once when the last flush is an interval ago, or when a peer with documents queued has fewer
@@ -391,7 +414,9 @@ public struct GossipInstance: Sendable {
             var batch = outgoing.inFlight[sequence]!
             directives.append(
                 .send(
-                    .batch(sequence: sequence, documents: batch.documents.map(\.bytes), acknowledges: acknowledgements),
+                    .batch(
+                        sequence: sequence, documents: batch.documents.map(\.bytes), acknowledges: acknowledgements,
+                        covered: batch.covered),
                     to: peer))
             acknowledgements = []
             batch.resent = true
@@ -401,13 +426,15 @@ public struct GossipInstance: Sendable {
         }
         // As many new batches as the window allows: a long queue (a catch-up) drains at link speed.
         while !outgoing.queue.isEmpty && outgoing.inFlight.count < settings.windowSize {
-            let (sequence, documents) = takeBatch(from: &outgoing)
-            if let datagram = datagram(sequence, documents, limit: outgoing.datagramPayloadLimit) {
+            let (sequence, documents, covered) = takeBatch(from: &outgoing)
+            if let datagram = datagram(sequence, documents, covered, limit: outgoing.datagramPayloadLimit) {
                 directives.append(.sendDatagram(datagram, to: peer))
                 continue
             }
             directives.append(
-                .send(.batch(sequence: sequence, documents: documents, acknowledges: acknowledgements), to: peer))
+                .send(
+                    .batch(sequence: sequence, documents: documents, acknowledges: acknowledgements, covered: covered),
+                    to: peer))
             acknowledgements = []
         }
         if !acknowledgements.isEmpty { directives.append(.send(.acknowledge(acknowledgements), to: peer)) }

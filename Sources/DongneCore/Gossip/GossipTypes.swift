@@ -16,8 +16,9 @@ public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
 /// What gossip peers say to each other.
 public enum GossipMessage: Sendable, Equatable {
     /// Documents, numbered per direction of a link, acknowledging what the sender received up to `acknowledges`
-    /// (the receiver's own batch numbers; 0 for none).
-    case batch(sequence: UInt64, documents: [[UInt8]], acknowledges: [UInt64])
+    /// (the receiver's own batch numbers; 0 for none). `covered` names, in ascending order, peers the sender
+    /// knows have or are being sent every one of the documents: the receiver does not forward them there.
+    case batch(sequence: UInt64, documents: [[UInt8]], acknowledges: [UInt64], covered: [PeerTag] = [])
     /// Acknowledges batches received, when no batch is going the other way to carry it.
     case acknowledge([UInt64])
     /// The channels the sender carries (sent when a session starts and whenever they change).

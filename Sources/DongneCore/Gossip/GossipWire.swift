@@ -1,6 +1,7 @@
 /// The bytes of gossip messages inside a session message: canonical CBOR arrays.
 ///
 ///     batch:       [0, sequence, [acknowledged sequence, …], [document bytes, …]]
+///                  [0, sequence, [acknowledged sequence, …], [document bytes, …], [peer tag, …]]
 ///     acknowledge: [1, [acknowledged sequence, …]]
 ///     channels:    [2, [channel id, …]]
 ///     reconcile:   [3, channel id, from initiator (bool), Negentropy message]
@@ -9,7 +10,9 @@
 ///     datagrams:   [6, UDP port, session index]
 ///
 /// Documents travel as byte strings holding their exact signed bytes. A decoder refuses anything else, and
-/// anything over the limits, before looking at a document.
+/// anything over the limits, before looking at a document. A batch with peer tags (8-byte strings, strictly
+/// ascending, at most ``PeerTag/maximumPerBatch``) has five elements; one without has four, never an empty
+/// fifth, so each batch has one encoding.
 extension GossipMessage {
     /// Most acknowledgements one message carries.
     public static let maximumAcknowledgements = 1_024
@@ -31,12 +34,13 @@ extension GossipMessage {
     /// The canonical bytes of this message.
     public var wireBytes: [UInt8] {
         switch self {
-        case .batch(let sequence, let documents, let acknowledges):
+        case .batch(let sequence, let documents, let acknowledges, let covered):
             CBOREncoder.encode(
-                .array([
-                    .unsigned(0), .unsigned(sequence), .array(acknowledges.map { .unsigned($0) }),
-                    .array(documents.map { .bytes($0) }),
-                ]))
+                .array(
+                    [
+                        .unsigned(0), .unsigned(sequence), .array(acknowledges.map { .unsigned($0) }),
+                        .array(documents.map { .bytes($0) }),
+                    ] + (covered.isEmpty ? [] : [.array(covered.map { .bytes($0.bytes) })])))
         case .acknowledge(let sequences):
             CBOREncoder.encode(.array([.unsigned(1), .array(sequences.map { .unsigned($0) })]))
         case .channels(let channels):
@@ -58,14 +62,16 @@ extension GossipMessage {
         do { item = try CBORDecoder.decode(bytes) } catch { throw .encoding(error) }
         guard case .array(let parts) = item, case .unsigned(let kind)? = parts.first else { throw .shape }
         switch (kind, parts.count) {
-        case (0, 4):
+        case (0, 4), (0, 5):
             guard case .unsigned(let sequence) = parts[1], case .array(let documents) = parts[3] else { throw .shape }
             guard documents.count <= Self.maximumDocuments else { throw .tooMany }
             let bytes = try documents.map { item throws(WireError) -> [UInt8] in
                 guard case .bytes(let document) = item else { throw .shape }
                 return document
             }
-            self = .batch(sequence: sequence, documents: bytes, acknowledges: try Self.sequences(parts[2]))
+            self = .batch(
+                sequence: sequence, documents: bytes, acknowledges: try Self.sequences(parts[2]),
+                covered: parts.count == 5 ? try Self.peerTags(parts[4]) : [])
         case (1, 2):
             self = .acknowledge(try Self.sequences(parts[1]))
         case (2, 2):
@@ -101,6 +107,18 @@ extension GossipMessage {
         default:
             throw .shape
         }
+    }
+
+    /// A batch's peer tags: present only when there are some, strictly ascending, within the limit.
+    private static func peerTags(_ item: CBOR) throws(WireError) -> [PeerTag] {
+        guard case .array(let items) = item, !items.isEmpty else { throw .shape }
+        guard items.count <= PeerTag.maximumPerBatch else { throw .tooMany }
+        let tags = try items.map { item throws(WireError) -> PeerTag in
+            guard case .bytes(let bytes) = item, let tag = PeerTag(bytes: bytes) else { throw .shape }
+            return tag
+        }
+        guard zip(tags, tags.dropFirst()).allSatisfy({ $0 < $1 }) else { throw .shape }
+        return tags
     }
 
     private static func sequences(_ item: CBOR) throws(WireError) -> [UInt64] {
