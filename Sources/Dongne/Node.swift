@@ -206,23 +206,29 @@ public final class Node: Sendable {
     // MARK: Writing
 
     /// Signs `body`, stores it as a pending local write, and shows it to local listeners, all before returning.
+    ///
+    /// Peers get it first: it is sent as soon as it is queued for the store, while it commits and the disk
+    /// catches up, so the local disk is never on a message's way to other people. Local listeners see it once
+    /// it is committed; the call returns once it is on disk. Should the store fail, the call throws, and peers
+    /// that already took the document give it back at the next reconciliation.
     func publish(_ body: DocumentBody) async throws -> Document {
         let document: Document
         do { document = try Document.sign(body, created: clock.next(), by: identity) } catch {
             throw DongneError.invalidDocument(error)
         }
-        // Shown here and sent to peers as soon as it is committed; the call returns once it is on disk too.
-        let stored = await writeShowing { [store] visible -> Result<[InsertOutcome], StoreError> in
-            do throws(StoreError) {
-                return .success(try await store.insertLocal([document], whenVisible: visible))
-            } catch {
-                return .failure(error)
-            }
-        } onVisible: {
-            await hub.refresh(channels: document.channel.map { [$0] } ?? [])
-            await network.get()?.published(document)
+        let (visible, committed) = AsyncStream<Void>.makeStream()
+        let (durable, stored) = AsyncStream<Result<[InsertOutcome], StoreError>>.makeStream()
+        // Queued before it is sent, so that no acknowledgement can overtake its pending state.
+        store.submitLocal([document], whenVisible: { committed.yield(); committed.finish() }) {
+            committed.finish()
+            stored.yield($0)
+            stored.finish()
         }
-        _ = try stored.get()
+        await network.get()?.published(document)
+        for await _ in visible {
+            await hub.refresh(channels: document.channel.map { [$0] } ?? [])
+        }
+        for await result in durable { _ = try result.get() }
         return document
     }
 
@@ -250,9 +256,10 @@ public final class Node: Sendable {
         return await writing.value
     }
 
-    /// Takes documents that arrived from elsewhere (a peer, a file): checks, stores, and shows the new ones to
-    /// local listeners before returning. One result per input, in order. `verified` hears the ids of the new,
-    /// valid ones as soon as their signatures are checked, before they are stored (to forward them at once).
+    /// Takes documents that arrived from elsewhere (a peer, a file): checks them, shows the new messages to local
+    /// listeners as soon as their signatures hold, and stores the new documents durably before returning. One
+    /// result per input, in order. `verified` hears the ids of the new, valid ones once they are shown, before
+    /// they are stored (to forward them at once).
     package func receive(
         _ documents: [[UInt8]], verified: @Sendable ([DocumentID]) async -> Void = { _ in }
     ) async -> [Result<(Document, InsertOutcome), IngestError>] {
@@ -269,13 +276,27 @@ public final class Node: Sendable {
     private func receive(
         _ admitted: AdmittedBatch, verified: @Sendable ([DocumentID]) async -> Void
     ) async -> [Result<(Document, InsertOutcome), IngestError>] {
-        if admitted.newDocumentCount > 0 { await verified(admitted.newDocumentIDs) }
+        // Listeners see new messages as soon as their signatures hold; peers get them next; the store commits
+        // them meanwhile, and the results (so acknowledgements to peers) wait until they are on disk.
+        let fresh = admitted.newDocuments
+        let showing = source.arriving.add(fresh, except: identity.publicKey)
+        if !showing.isEmpty { await hub.refresh(channels: showing) }
+        if !fresh.isEmpty { await verified(fresh.map(\.id)) }
         let channels = admitted.newDocumentChannels
-        // Listeners see the new documents once they are committed; the results (and so acknowledgements to
-        // peers) wait until they are on disk.
-        return await writeShowing { [store] visible in await store.commit(admitted, whenVisible: visible) } onVisible: {
+        var shown = false
+        let results = await writeShowing { [store] visible in
+            await store.commit(admitted, whenVisible: visible)
+        } onVisible: {
+            shown = true
+            source.arriving.remove(fresh)
             if !channels.isEmpty { await hub.refresh(channels: channels) }
         }
+        if !shown && !showing.isEmpty {
+            // Not stored after all: the messages shown on arrival are withdrawn until their peers send them again.
+            source.arriving.remove(fresh)
+            await hub.refresh(channels: showing)
+        }
+        return results
     }
 
     private static let displayNameSetting = "displayName"

@@ -6,6 +6,9 @@ struct SnapshotSource: Sendable {
     let viewer: PublicKey
     let policy: ModerationPolicy
 
+    /// Received messages checked but not yet committed, merged into every read.
+    let arriving = ArrivingMessages()
+
     /// The messages `query` selects, reusing the previous snapshots' documents and fetching only new ones.
     func messages(
         _ query: MessageQuery, previous: [MessageSnapshot], isFromCache: Bool
@@ -14,7 +17,7 @@ struct SnapshotSource: Sendable {
         let known = Dictionary(previous.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let missing = rows.map(\.id).filter { known[$0] == nil }
         let fetched = missing.isEmpty ? [:] : try store.documents(missing)
-        return rows.compactMap { row in
+        let stored = rows.compactMap { row in
             let metadata = SnapshotMetadata(hasPendingWrites: row.isPending, isFromCache: isFromCache)
             let isActive = policy.isActive(reportCount: row.reportCount, retracted: false)
             if let snapshot = known[row.id] {
@@ -24,6 +27,47 @@ struct SnapshotSource: Sendable {
             return MessageSnapshot(
                 document: document, message: message, reportCount: row.reportCount, isActive: isActive,
                 metadata: metadata)
+        }
+        return try merge(arrivingMessages(for: query, besides: rows, isFromCache: isFromCache), into: stored, query)
+    }
+
+    /// The arriving messages `query` selects that the store did not return, as they will show once stored: no
+    /// reports, active, not pending.
+    private func arrivingMessages(
+        for query: MessageQuery, besides rows: [MessageRow], isFromCache: Bool
+    ) throws(StoreError) -> [MessageSnapshot] {
+        let arriving = arriving.messages(in: query.channel)
+        guard !arriving.isEmpty, !query.matchesNothing else { return [] }
+        let isActive = policy.isActive(reportCount: 0, retracted: false)
+        if let wanted = query.isActive, wanted != isActive { return [] }
+        let returned = Set(rows.map(\.id))
+        var snapshots: [MessageSnapshot] = []
+        for (document, message) in arriving where !returned.contains(document.id) {
+            guard query.author.map({ $0 == document.author }) ?? true,
+                query.type.map({ $0 == MessageType(message.content) }) ?? true,
+                query.isWithinCursors(SortKey(created: document.created, id: document.id)),
+                try store.wouldShowPlain(message: document.id, author: document.author)
+            else { continue }
+            snapshots.append(
+                MessageSnapshot(
+                    document: document, message: message, reportCount: 0, isActive: isActive,
+                    metadata: SnapshotMetadata(hasPendingWrites: false, isFromCache: isFromCache)))
+        }
+        return snapshots
+    }
+
+    /// `stored` (the store's answer to `query`, in its order and within its limit) with `arriving` added: in
+    /// query order, cut to the limit again from the same end. The store's rows were the first (or last) within
+    /// the limit, so no row it left out can belong in the merged window.
+    private func merge(
+        _ arriving: [MessageSnapshot], into stored: [MessageSnapshot], _ query: MessageQuery
+    ) -> [MessageSnapshot] {
+        guard !arriving.isEmpty else { return stored }
+        let merged = (stored + arriving).sorted { query.precedes($0.position, $1.position) }
+        switch query.limit {
+        case .first(let count)?: return Array(merged.prefix(count))
+        case .last(let count)?: return Array(merged.suffix(count))
+        case nil: return merged
         }
     }
 

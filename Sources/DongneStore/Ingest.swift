@@ -25,6 +25,8 @@ public struct AdmittedBatch: Sendable {
     public var newDocumentCount: Int { fresh.count }
     /// The ids of those documents.
     public var newDocumentIDs: [DocumentID] { fresh.map(\.document.id) }
+    /// Those documents.
+    public var newDocuments: [Document] { fresh.map(\.document) }
     /// The channels of those documents.
     public var newDocumentChannels: Set<ChannelID> { Set(fresh.compactMap(\.document.channel)) }
 }

@@ -94,6 +94,17 @@ extension Store {
         }
     }
 
+    /// Whether a message not stored yet would show as a plain new message once stored: its author is not
+    /// blocked, and no stored report or retraction points at it (either may arrive before the message).
+    public func wouldShowPlain(message id: DocumentID, author: PublicKey) throws(StoreError) -> Bool {
+        try read { connection throws(SQLiteError) in
+            let blocked = try connection.statement("SELECT 1 FROM blocks WHERE author = ?").bind(.blob(author.bytes))
+                .step()
+            if blocked { return false }
+            return !(try connection.statement("SELECT 1 FROM documents WHERE ref = ?").bind(.blob(id.bytes)).step())
+        }
+    }
+
     static func reload(_ bytes: [UInt8]) throws(StoreError) -> Document {
         do { return try Document(reloadingVerified: bytes) } catch {
             throw .file(path: "documents", reason: "a stored document no longer parses: \(error)")

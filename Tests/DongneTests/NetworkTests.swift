@@ -232,6 +232,8 @@ final class NodeProcess: @unchecked Sendable {
             await ReconnectionTests.eventually {
                 recorder.last?.documents.contains { $0.content == .text("아직 잘 들려요?") } == true
             })
+        // Shown once its signature holds, stored moments later: wait for the store, then nothing else is there.
+        #expect(await ReconnectionTests.eventually { (try? a.store.documentCount(in: seoulA.id)) == 1 })
         #expect(try a.store.documentCount(in: seoulA.id) == 1, "nothing the junk peer sent was stored")
 
         let again = try RawPeer(port: port, identity: junk)

@@ -1,0 +1,82 @@
+import DongneStore
+import Foundation
+import Testing
+
+@testable import Dongne
+
+/// Received messages are shown once their signatures hold, before their commit: reads merge them with the
+/// store exactly as they will show once stored, and withdraw them if the store fails.
+@Suite struct ArrivingMessagesTests {
+    @Test func anArrivingMessageTakesItsPlaceInTheWindowBeforeItIsStored() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        try await test.node.receive(
+            try Others.message("1", by: Others.bob, in: seoul, at: 10), try Others.message("2", by: Others.bob, in: seoul, at: 20),
+            try Others.message("3", by: Others.bob, in: seoul, at: 30))
+        let newest = try Others.message("4", by: Others.carol, in: seoul, at: 40)
+        let oldest = try Others.message("0", by: Others.carol, in: seoul, at: 5)
+        _ = test.node.source.arriving.add([newest, oldest], except: test.node.publicKey)
+
+        let last = try await seoul.messages.order(by: .created).limit(toLast: 3).getDocuments()
+        #expect(last.documents.map(\.created) == [20, 30, 40])
+        let first = try await seoul.messages.order(by: .created).limit(2).getDocuments()
+        #expect(first.documents.map(\.created) == [5, 10])
+        let newestFirst = try await seoul.messages.order(by: .created, descending: true).limit(2).getDocuments()
+        #expect(newestFirst.documents.map(\.created) == [40, 30])
+        let carols = try await seoul.messages.whereField(.author, isEqualTo: Others.carol.publicKey).getDocuments()
+        #expect(carols.documents.map(\.created) == [5, 40], "filters apply to arriving messages too")
+        let photos = try await seoul.messages.whereField(.type, isEqualTo: .photo).getDocuments()
+        #expect(photos.documents.isEmpty)
+        let reported = try await seoul.messages.whereField(.isActive, isEqualTo: false).getDocuments()
+        #expect(reported.documents.isEmpty, "an arriving message has no reports: it is active")
+        #expect(try test.node.store.document(newest.id) == nil, "none of this is stored")
+        #expect(last.documents.last?.metadata.hasPendingWrites == false)
+    }
+
+    @Test func aMessageThatStoredDocumentsAffectWaitsForItsCommit() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let retracted = try Others.message("지울게요", by: Others.bob, in: seoul, at: 10)
+        let byBlocked = try Others.message("차단됨", by: Others.dave, in: seoul, at: 20)
+        let plain = try Others.message("평범", by: Others.carol, in: seoul, at: 30)
+        try await test.node.receive(try Others.retract(retracted.id, by: Others.bob, in: seoul, at: 11))
+        try await test.node.block(Others.dave.publicKey)
+        _ = test.node.source.arriving.add([retracted, byBlocked, plain], except: test.node.publicKey)
+        let shown = try await seoul.messages.getDocuments()
+        #expect(shown.documents.map(\.id) == [plain.id], "a retraction stored first, or a block, keeps them out")
+    }
+
+    @Test func aReceivedMessageTheStoreCannotKeepIsShownThenWithdrawn() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try seoul.messages.addSnapshotListener(recorder.callback)
+        defer { registration.remove() }
+        #expect(await recorder.waitFor(1))
+        test.node.store.close()  // writes fail from now on; reads still work
+
+        let message = try Others.message("저장 못 해요", by: Others.bob, in: seoul, at: 10)
+        let results = await test.node.receive([message.bytes])
+        #expect(results.count == 1 && (try? results[0].get()) == nil, "the store refused it")
+        #expect(await recorder.waitFor(3))
+        let changes = recorder.all.dropFirst().map { $0.documentChanges.map { ($0.type, $0.document.id) } }
+        #expect(changes.count == 2)
+        #expect(changes.first?.first?.0 == .added && changes.first?.first?.1 == message.id, "shown once verified")
+        #expect(changes.last?.first?.0 == .removed && changes.last?.first?.1 == message.id, "withdrawn")
+        #expect(try await seoul.messages.getDocuments().documents.isEmpty)
+    }
+
+    @Test func aForgedMessageIsNeverShown() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        var bytes = try Others.message("위조", by: Others.bob, in: seoul, at: 10).bytes
+        bytes[bytes.count - 1] ^= 1  // the signature's last byte
+        let results = await test.node.receive([bytes])
+        #expect((try? results[0].get()) == nil)
+        #expect(try await seoul.messages.getDocuments().documents.isEmpty)
+    }
+}
