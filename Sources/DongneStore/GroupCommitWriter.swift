@@ -84,6 +84,7 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private func run() {
+        lowerThreadPriority()
         while let batch = nextBatch() { commit(batch) }
         logSync.stop()
         connection = nil  // closes the database connection, on the thread that used it

@@ -43,6 +43,7 @@ final class WriteAheadLogSync: @unchecked Sendable {
     }
 
     private func run() {
+        lowerThreadPriority()
         while true {
             condition.lock()
             while waiting.isEmpty && !stopping { condition.wait() }
