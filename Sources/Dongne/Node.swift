@@ -263,38 +263,41 @@ public final class Node: Sendable {
     package func receive(
         _ documents: [[UInt8]], verified: @Sendable ([DocumentID]) async -> Void = { _ in }
     ) async -> [Result<(Document, InsertOutcome), IngestError>] {
-        await receive(store.admit(documents), verified: verified)
+        let checked = check(store.admit(documents))
+        if checked.newDocumentCount > 0 { await verified(checked.newDocumentIDs) }
+        return await keep(checked)
     }
 
-    /// ``receive(_:verified:)`` for documents already parsed.
-    package func receive(
-        parsed documents: [UnverifiedDocument], verified: @Sendable ([DocumentID]) async -> Void
-    ) async -> [Result<(Document, InsertOutcome), IngestError>] {
-        await receive(store.admit(parsed: documents), verified: verified)
+    /// Checks received documents in the calling thread (the signatures are most of the cost) and shows the new
+    /// messages to listeners at once: the first half of ``receive(_:verified:)``, for a caller that forwards
+    /// them itself before ``keep(_:)``.
+    package func check(parsed documents: [UnverifiedDocument]) -> AdmittedBatch {
+        check(store.admit(parsed: documents))
     }
 
-    private func receive(
-        _ admitted: AdmittedBatch, verified: @Sendable ([DocumentID]) async -> Void
-    ) async -> [Result<(Document, InsertOutcome), IngestError>] {
-        // Listeners see new messages as soon as their signatures hold; peers get them next; the store commits
-        // them meanwhile, and the results (so acknowledgements to peers) wait until they are on disk.
+    private func check(_ admitted: AdmittedBatch) -> AdmittedBatch {
+        let showing = source.arriving.add(admitted.newDocuments, except: identity.publicKey)
+        if !showing.isEmpty { Task { await hub.refresh(channels: showing) } }
+        return admitted
+    }
+
+    /// Stores what ``check(parsed:)`` admitted; the results once it is on disk. The messages shown on arrival
+    /// leave the arriving set once committed, or are withdrawn if the store fails.
+    package func keep(_ admitted: AdmittedBatch) async -> [Result<(Document, InsertOutcome), IngestError>] {
         let fresh = admitted.newDocuments
-        let showing = source.arriving.add(fresh, except: identity.publicKey)
-        if !showing.isEmpty { await hub.refresh(channels: showing) }
-        if !fresh.isEmpty { await verified(fresh.map(\.id)) }
         let channels = admitted.newDocumentChannels
-        var shown = false
+        var committed = false
         let results = await writeShowing { [store] visible in
             await store.commit(admitted, whenVisible: visible)
         } onVisible: {
-            shown = true
+            committed = true
             source.arriving.remove(fresh)
             if !channels.isEmpty { await hub.refresh(channels: channels) }
         }
-        if !shown && !showing.isEmpty {
-            // Not stored after all: the messages shown on arrival are withdrawn until their peers send them again.
+        if !committed && !fresh.isEmpty {
+            // Not stored after all: messages shown on arrival are withdrawn until their peers send them again.
             source.arriving.remove(fresh)
-            await hub.refresh(channels: showing)
+            await hub.refresh(channels: channels)
         }
         return results
     }

@@ -363,7 +363,7 @@ actor PeerNetwork {
             }
         }
         // The documents of one batch are checked and stored together: one ingest, one commit, one refresh.
-        if !admissions.isEmpty { Task { await admit(admissions) } }
+        if !admissions.isEmpty { admit(admissions) }
     }
 
     func sendGossip(_ message: GossipMessage, to id: PeerID) {
@@ -374,12 +374,33 @@ actor PeerNetwork {
         perform(actions, on: id)
     }
 
-    /// Checks and stores a received document (the node shows it to listeners), then tells the core.
-    private func admit(_ documents: [(document: UnverifiedDocument, from: PeerID)]) async {
+    /// Checks received documents (the node shows new messages at once), forwards the valid new ones, stores
+    /// them, then tells the core. A few documents (a live chat: one datagram's worth) are checked right here,
+    /// saving a thread's wake-up on a message's way to listeners and peers; more (a catch-up) are checked in a
+    /// task of their own, so that this actor keeps serving sessions meanwhile.
+    private func admit(_ documents: [(document: UnverifiedDocument, from: PeerID)]) {
         guard let owner else { return }
-        let results = await owner.receive(parsed: documents.map(\.document)) { [weak self] ids in
-            await self?.forward(ids)
+        if documents.count <= Self.documentsCheckedInPlace {
+            let admitted = owner.check(parsed: documents.map(\.document))
+            forward(admitted.newDocumentIDs)
+            Task { await settle(documents, await owner.keep(admitted)) }
+        } else {
+            Task { [weak self] in
+                let admitted = owner.check(parsed: documents.map(\.document))
+                await self?.forward(admitted.newDocumentIDs)
+                await self?.settle(documents, await owner.keep(admitted))
+            }
         }
+    }
+
+    /// At most this many received documents are checked on the actor itself (about 65 µs each).
+    static let documentsCheckedInPlace = 4
+
+    /// Tells the core how each admitted document ended.
+    private func settle(
+        _ documents: [(document: UnverifiedDocument, from: PeerID)],
+        _ results: [Result<(Document, InsertOutcome), IngestError>]
+    ) {
         for (admission, result) in zip(documents, results) {
             let id = admission.document.id
             links[admission.from]?.admitting -= 1
@@ -396,6 +417,7 @@ actor PeerNetwork {
     /// Verified documents go on to other peers before they are stored: durability never waits in the
     /// forwarding path.
     private func forward(_ ids: [DocumentID]) {
+        guard !ids.isEmpty else { return }
         advanceGossipClock()
         for id in ids { apply(gossip.handle(.verified(id))) }
     }
