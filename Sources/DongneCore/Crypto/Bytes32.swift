@@ -9,8 +9,16 @@ public struct Bytes32: Hashable, Comparable, Sendable {
     private var w3: UInt64
 
     /// The value whose bytes are `bytes`; nil unless there are exactly 32.
+    ///
+    /// Bytes in contiguous memory (an array, a slice: every id read from the store) are loaded as four words
+    /// at once; this initialiser is not specialised across modules, and going byte by byte through the generic
+    /// collection cost half of a listener's refresh.
     public init?(_ bytes: some Collection<UInt8>) {
         guard bytes.count == 32 else { return nil }
+        if let words = bytes.withContiguousStorageIfAvailable({ Self.words(UnsafeRawBufferPointer($0)) }) {
+            (w0, w1, w2, w3) = words
+            return
+        }
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         var index = bytes.startIndex
         func nextWord() -> UInt64 {
@@ -28,14 +36,26 @@ public struct Bytes32: Hashable, Comparable, Sendable {
         (w0, w1, w2, w3) = words
     }
 
+    private static func words(_ raw: UnsafeRawBufferPointer) -> (UInt64, UInt64, UInt64, UInt64) {
+        (
+            UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+            UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+            UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
+            UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        )
+    }
+
     /// All zero bytes.
     public static let zero = Bytes32([UInt8](repeating: 0, count: 32))!
 
     /// The 32 bytes, in order.
     public var bytes: [UInt8] {
         var result = [UInt8](repeating: 0, count: 32)
-        for (offset, word) in [w0, w1, w2, w3].enumerated() {
-            for byte in 0..<8 { result[offset * 8 + byte] = UInt8(truncatingIfNeeded: word >> (56 - 8 * UInt64(byte))) }
+        result.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: w0.bigEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: w1.bigEndian, toByteOffset: 8, as: UInt64.self)
+            raw.storeBytes(of: w2.bigEndian, toByteOffset: 16, as: UInt64.self)
+            raw.storeBytes(of: w3.bigEndian, toByteOffset: 24, as: UInt64.self)
         }
         return result
     }

@@ -8,6 +8,7 @@ public enum SnapshotDiff {
     ///
     /// Linear in the two lengths when the documents both lists hold keep their relative order, which is always
     /// so for queries ordered by an immutable key; a reordering falls back to a quadratic walk.
+    @inlinable
     public static func changes<Item: Identifiable & Equatable & Sendable>(
         from old: [Item], to new: [Item]
     ) -> [DocumentChange<Item>] {
@@ -57,7 +58,8 @@ public enum SnapshotDiff {
 
     /// Additions and modifications when kept documents changed their relative order: walks the list as it is
     /// rebuilt, moving each document to its new index.
-    private static func reordered<Item: Identifiable & Equatable & Sendable>(
+    @usableFromInline
+    static func reordered<Item: Identifiable & Equatable & Sendable>(
         _ kept: [Item], _ new: [Item], keptIDs: Set<Item.ID>
     ) -> [DocumentChange<Item>] {
         var current = kept
