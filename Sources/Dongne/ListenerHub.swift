@@ -168,6 +168,19 @@ actor ListenerHub {
         if let observer = channelObserver, !observer.refresh() { channelObserver = nil }
     }
 
+    /// Shows the arriving messages of these channels (checked, not yet committed: sentence 9) to their
+    /// listeners without asking the store again: each query's results are its previous ones with the new
+    /// arrivals merged in. Whatever else changed meanwhile comes with the full refresh its own change asks for.
+    func showArriving(channels: Set<ChannelID>) {
+        admitPending()
+        for (query, observer) in messageObservers where channels.contains(query.channel) {
+            let merged = observer.refresh { [source, unowned self] previous in
+                try source.addingArriving(to: previous, query, isFromCache: self.isFromCache(query.channel))
+            }
+            if !merged { messageObservers[query] = nil }
+        }
+    }
+
     /// Recomputes every query (after a block or unblock, which touches every channel).
     func refreshAll() {
         admitPending()

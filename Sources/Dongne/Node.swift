@@ -277,7 +277,7 @@ public final class Node: Sendable {
 
     private func check(_ admitted: AdmittedBatch) -> AdmittedBatch {
         let showing = source.arriving.add(admitted.newDocuments, except: identity.publicKey)
-        if !showing.isEmpty { Task { await hub.refresh(channels: showing) } }
+        if !showing.isEmpty { Task { await hub.showArriving(channels: showing) } }
         return admitted
     }
 

@@ -55,6 +55,12 @@ final class Observer<Document: SnapshotDocument> {
     /// Recomputes the results and delivers what changed; on failure every listener gets the error and is
     /// removed (the caller drops the observer).
     func refresh() -> Bool {
+        refresh(using: compute)
+    }
+
+    /// ``refresh()`` with another way to compute the results from the previous ones, for one time (an
+    /// increment the caller knows to be all that changed).
+    func refresh(using compute: Compute) -> Bool {
         let old = documents
         do { documents = try compute(old) } catch {
             for subscriber in subscribers.values {

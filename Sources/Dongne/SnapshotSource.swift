@@ -28,19 +28,29 @@ struct SnapshotSource: Sendable {
                 document: document, message: message, reportCount: row.reportCount, isActive: isActive,
                 metadata: metadata)
         }
-        return try merge(arrivingMessages(for: query, besides: rows, isFromCache: isFromCache), into: stored, query)
+        let arriving = try arrivingMessages(for: query, besides: Set(rows.map(\.id)), isFromCache: isFromCache)
+        return merge(arriving, into: stored, query)
+    }
+
+    /// `previous` (the results of `query` as last computed) with the arriving messages it lacks merged in: what
+    /// ``messages(_:previous:isFromCache:)`` gives when nothing but their arrival changed, without reading the
+    /// query's rows again.
+    func addingArriving(
+        to previous: [MessageSnapshot], _ query: MessageQuery, isFromCache: Bool
+    ) throws(StoreError) -> [MessageSnapshot] {
+        let arriving = try arrivingMessages(for: query, besides: Set(previous.map(\.id)), isFromCache: isFromCache)
+        return merge(arriving, into: previous, query)
     }
 
     /// The arriving messages `query` selects that the store did not return, as they will show once stored: no
     /// reports, active, not pending.
     private func arrivingMessages(
-        for query: MessageQuery, besides rows: [MessageRow], isFromCache: Bool
+        for query: MessageQuery, besides returned: Set<DocumentID>, isFromCache: Bool
     ) throws(StoreError) -> [MessageSnapshot] {
         let arriving = arriving.messages(in: query.channel)
         guard !arriving.isEmpty, !query.matchesNothing else { return [] }
         let isActive = policy.isActive(reportCount: 0, retracted: false)
         if let wanted = query.isActive, wanted != isActive { return [] }
-        let returned = Set(rows.map(\.id))
         var snapshots: [MessageSnapshot] = []
         for (document, message) in arriving where !returned.contains(document.id) {
             guard query.author.map({ $0 == document.author }) ?? true,

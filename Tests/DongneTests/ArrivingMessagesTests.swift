@@ -69,6 +69,30 @@ import Testing
         #expect(try await seoul.messages.getDocuments().documents.isEmpty)
     }
 
+    @Test func theSnapshotShownOnArrivalIsTheOneTheStoreGivesOnceCommitted() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let older = try (1...3).map { try Others.message("\($0)", by: Others.bob, in: seoul, at: UInt64($0) * 10) }
+        for message in older { try await test.node.receive(message) }
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try seoul.messages.order(by: .created).limit(toLast: 2).addSnapshotListener(
+            recorder.callback)
+        defer { registration.remove() }
+        #expect(await recorder.waitFor(1))
+
+        let newest = try Others.message("4", by: Others.carol, in: seoul, at: 40)
+        try await test.node.receive(newest)  // returns once stored, so its commit's refresh has run too
+        let arrival = try #require(recorder.all.dropFirst().first)
+        #expect(arrival.documentChanges.map(\.type) == [.removed, .added])
+        #expect(arrival.documentChanges.map(\.document.created) == [20, 40])
+        #expect(recorder.last?.documents.map(\.id) == [older[2].id, newest.id])
+        #expect(recorder.count == 2, "the commit changed nothing a listener sees: no further snapshot")
+        let stored = try await seoul.messages.order(by: .created).limit(toLast: 2).getDocuments()
+        #expect(stored.documents.map(\.id) == [older[2].id, newest.id])
+        #expect(try test.node.store.document(newest.id) != nil)
+    }
+
     @Test func aForgedMessageIsNeverShown() async throws {
         let test = try await TestNode.start()
         defer { test.stop() }
