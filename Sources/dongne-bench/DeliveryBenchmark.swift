@@ -6,9 +6,9 @@ import Foundation
 /// (two nodes in this process, linked by a session; small messages travel as datagrams), beside the round trip
 /// of a raw UDP datagram of the same size between two sockets, measured in the same run.
 ///
-/// A's send includes its durable local write (an fsync) before the message leaves; B forwards once the signature
-/// is checked but shows the message to listeners only once it is stored (another fsync). The raw round trip is
-/// the floor of what any exchange over loopback costs here.
+/// A signs and queues its local write, and the message leaves at once (A's send call returns once that write is
+/// on disk); B shows the message to listeners as soon as its signature holds, and stores it meanwhile. The raw
+/// round trip is the floor of what any exchange over loopback costs here.
 enum DeliveryBenchmark {
     static let messages = 1_000
 
@@ -45,7 +45,7 @@ enum DeliveryBenchmark {
             times.append(Measure.seconds(arrivals.last! - start))
         }
         let traffic = await a.networkTraffic()
-        Measure.report("A: send returns (signed, stored durably)", ListenerBenchmark.percentiles(sendTimes))
+        Measure.report("A: send returns (signed, sent, stored durably)", ListenerBenchmark.percentiles(sendTimes))
         Measure.report("one hop: send on A → listener callback on B", ListenerBenchmark.percentiles(times))
         Measure.report("bytes A sent per message, all traffic", "\(traffic.sent / (messages + 50))")
         let sorted = (times.sorted(), raw.sorted())
