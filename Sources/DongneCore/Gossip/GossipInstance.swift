@@ -88,9 +88,10 @@ public struct GossipInstance: Sendable {
     }
 
     /// A document on its way to one peer, with the peers known to have or be getting it.
-    fileprivate typealias Entry = (id: DocumentID, bytes: [UInt8], covered: Set<PeerTag>)
+    typealias Entry = (id: DocumentID, bytes: [UInt8], covered: Set<PeerTag>)
 
-    fileprivate struct Outgoing: Sendable {
+    /// What this node owes one peer: documents queued and in flight, and the link's timing.
+    struct Outgoing: Sendable {
         var channels: Set<ChannelID>
         var tag: PeerTag?
         var queue: [Entry] = []
@@ -106,7 +107,8 @@ public struct GossipInstance: Sendable {
         var owedAcknowledgements: [UInt64] = []
     }
 
-    fileprivate struct InFlight: Sendable {
+    /// A batch sent and not yet acknowledged, with when to send it again.
+    struct InFlight: Sendable {
         var documents: [Entry]
         var covered: [PeerTag]
         var resendAt: UInt64
@@ -124,13 +126,14 @@ public struct GossipInstance: Sendable {
 
     /// The settings in force.
     public let settings: Settings
-    private var peers: [PeerID: Outgoing] = [:]
+    // Internal rather than private where the sending half (GossipInstance+Sending.swift) needs them.
+    var peers: [PeerID: Outgoing] = [:]
     private var known: Set<DocumentID> = []
     private var admitting: [DocumentID: Admission] = [:]
     private var incoming: [Incoming] = []
-    private var now: UInt64 = 0
-    private var nextFlush: UInt64?
-    private var lastFlush: UInt64?
+    var now: UInt64 = 0
+    var nextFlush: UInt64?
+    var lastFlush: UInt64?
 
     /// A received document between its admission directive and its storage.
     private struct Admission: Sendable {
@@ -238,36 +241,6 @@ public struct GossipInstance: Sendable {
         return directives
     }
 
-    /// A first sending of a batch as a datagram, when the peer takes them and it fits one. It carries no
-    /// acknowledgements (a lost datagram must not lose them); resendings go over the session.
-    private func datagram(
-        _ sequence: UInt64, _ documents: [[UInt8]], _ covered: [PeerTag], limit: Int?
-    ) -> GossipMessage? {
-        guard let limit else { return nil }
-        let message = GossipMessage.batch(sequence: sequence, documents: documents, acknowledges: [], covered: covered)
-        return message.wireBytes.count <= limit ? message : nil
-    }
-
-    /// Moves the next batch from the queue into the window; its sequence, document bytes and covered peers.
-    private func takeBatch(from outgoing: inout Outgoing) -> (UInt64, [[UInt8]], [PeerTag]) {
-        var documents: [Entry] = []
-        var size = 0
-        for document in outgoing.queue.prefix(settings.maximumBatchDocuments) {
-            guard documents.isEmpty || size + document.bytes.count <= settings.maximumBatchBytes else { break }
-            documents.append(document)
-            size += document.bytes.count
-        }
-        outgoing.queue.removeFirst(documents.count)
-        for document in documents { outgoing.queued.remove(document.id) }
-        let timeout = outgoing.retransmitTimeout(least: settings.retransmitAfter)
-        let sequence = outgoing.nextSequence
-        outgoing.nextSequence += 1
-        let covered = PeerTag.batchCovered(documents.map(\.covered))
-        outgoing.inFlight[sequence] = InFlight(
-            documents: documents, covered: covered, resendAt: now + timeout, delay: timeout, sentAt: now)
-        return (sequence, documents.map(\.bytes), covered)
-    }
-
     private mutating func receiveBatch(
         _ sequence: UInt64, _ documents: [[UInt8]], _ named: [PeerTag], from peer: PeerID
     ) -> [Directive] {
@@ -330,135 +303,5 @@ public struct GossipInstance: Sendable {
         }
         for (peer, sequence) in finished { peers[peer]?.owedAcknowledgements.append(sequence) }
         return finished.isEmpty ? [] : scheduleFlush()
-    }
-
-    // MARK: Sending
-
-    /// Queues a document for every peer that carries its channel, but `source` and the peers in `covered`;
-    /// each copy names as covered everyone it is known to reach: `covered` and every peer it is queued for.
-    private mutating func enqueue(
-        _ id: DocumentID, bytes: [UInt8], channel: ChannelID?, except source: PeerID?, covered: Set<PeerTag>
-    ) -> [Directive] {
-        guard let channel else { return [] }
-        let recipients = peers.filter { peer, outgoing in
-            peer != source && outgoing.channels.contains(channel) && !outgoing.queued.contains(id)
-                && !(outgoing.tag.map(covered.contains) ?? false)
-        }
-        guard !recipients.isEmpty else { return [] }
-        let reached = covered.union(recipients.values.compactMap(\.tag))
-        for (peer, outgoing) in recipients {
-            var updated = outgoing
-            updated.queue.append((id, bytes, reached))
-            updated.queued.insert(id)
-            if updated.queue.count > settings.maximumQueuedDocuments {
-                updated.queued.remove(updated.queue.removeFirst().id)
-            }
-            peers[peer] = updated
-        }
-        return scheduleFlush()
-    }
-
-    /// Flushes at once when the last flush is an interval ago, or when a peer with documents queued has fewer
-    /// than ``Settings/eagerBatches`` in flight (a lone message is never held back); else wakes at the next
-    /// interval, so that a busy channel shares batches.
-    private mutating func scheduleFlush() -> [Directive] {
-        let idleLink = peers.values.contains {
-            (!$0.queue.isEmpty || !$0.owedAcknowledgements.isEmpty) && $0.inFlight.count < settings.eagerBatches
-        }
-        if idleLink { return flushNow() }
-        guard nextFlush == nil else { return [] }
-        if let lastFlush, now < lastFlush + settings.flushInterval {
-            nextFlush = lastFlush + settings.flushInterval
-            return [.wake(at: lastFlush + settings.flushInterval)]
-        }
-        return flush()
-    }
-
-    private mutating func scheduleNextFlush() -> [Directive] {
-        guard nextFlush == nil else { return [] }
-        let at = now + settings.flushInterval
-        nextFlush = at
-        return [.wake(at: at)]
-    }
-
-    /// Sends what is due: new batches, acknowledgements, and batches whose acknowledgement is late.
-    private mutating func flush() -> [Directive] {
-        // Early (a tick for another reason): the flush still due is asked for again, so a shell that keeps one
-        // timer never loses it.
-        if let due = nextFlush, due > now { return [.wake(at: due)] }
-        return flushNow()
-    }
-
-    private mutating func flushNow() -> [Directive] {
-        nextFlush = nil
-        var directives: [Directive] = []
-        for peer in peers.keys.sorted() { directives += flush(peer) }
-        if !directives.isEmpty { lastFlush = now }  // only flushes that sent something pace the next
-        // Queued documents or owed acknowledgements wait for the next interval; batches in flight only need a
-        // wake when the first of them is due again (so a new document meanwhile still leaves at once).
-        let paced = peers.values.contains { !$0.queue.isEmpty || !$0.owedAcknowledgements.isEmpty }
-        if paced {
-            directives += scheduleNextFlush()
-        } else if let resend = peers.values.flatMap({ $0.inFlight.values.map(\.resendAt) }).min() {
-            directives.append(.wake(at: resend))
-        }
-        return directives
-    }
-
-    private mutating func flush(_ peer: PeerID) -> [Directive] {
-        guard var outgoing = peers[peer] else { return [] }
-        var directives: [Directive] = []
-        var acknowledgements = outgoing.owedAcknowledgements
-        outgoing.owedAcknowledgements = []
-        for sequence in outgoing.inFlight.keys.sorted() where outgoing.inFlight[sequence]!.resendAt <= now {
-            var batch = outgoing.inFlight[sequence]!
-            directives.append(
-                .send(
-                    .batch(
-                        sequence: sequence, documents: batch.documents.map(\.bytes), acknowledges: acknowledgements,
-                        covered: batch.covered),
-                    to: peer))
-            acknowledgements = []
-            batch.resent = true
-            batch.delay = max(batch.delay, min(batch.delay * 2, settings.maximumRetransmitDelay))
-            batch.resendAt = now + batch.delay
-            outgoing.inFlight[sequence] = batch
-        }
-        // As many new batches as the window allows: a long queue (a catch-up) drains at link speed.
-        while !outgoing.queue.isEmpty && outgoing.inFlight.count < settings.windowSize {
-            let (sequence, documents, covered) = takeBatch(from: &outgoing)
-            if let datagram = datagram(sequence, documents, covered, limit: outgoing.datagramPayloadLimit) {
-                directives.append(.sendDatagram(datagram, to: peer))
-                continue
-            }
-            directives.append(
-                .send(
-                    .batch(sequence: sequence, documents: documents, acknowledges: acknowledgements, covered: covered),
-                    to: peer))
-            acknowledgements = []
-        }
-        if !acknowledgements.isEmpty { directives.append(.send(.acknowledge(acknowledgements), to: peer)) }
-        peers[peer] = outgoing
-        return directives
-    }
-}
-
-extension GossipInstance.Outgoing {
-    /// Folds one acknowledgement delay into the link's estimate (RFC 6298 §2, with α = 1/8 and β = 1/4).
-    mutating func sampleDelay(_ sample: UInt64) {
-        guard let smoothed = smoothedDelay else {
-            smoothedDelay = sample
-            delayVariation = sample / 2
-            return
-        }
-        let difference = smoothed > sample ? smoothed - sample : sample - smoothed
-        delayVariation = (3 * delayVariation + difference) / 4
-        smoothedDelay = (7 * smoothed + sample) / 8
-    }
-
-    /// How long a new batch waits for its acknowledgement: the estimate plus four variations, at least `least`.
-    func retransmitTimeout(least: UInt64) -> UInt64 {
-        guard let smoothedDelay else { return least }
-        return max(least, smoothedDelay + 4 * delayVariation)
     }
 }
