@@ -228,7 +228,9 @@ public final class Node: Sendable {
         for await _ in visible {
             await hub.refresh(channels: document.channel.map { [$0] } ?? [])
         }
-        for await result in durable { _ = try result.get() }
+        var outcome: Result<[InsertOutcome], StoreError> = .failure(.closed)  // the writer always answers
+        for await result in durable { outcome = result }
+        _ = try outcome.get()
         return document
     }
 
