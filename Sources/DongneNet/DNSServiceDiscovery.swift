@@ -1,4 +1,5 @@
 import CDNSSD
+import DongneCore
 import Foundation
 import Glibc
 
@@ -96,8 +97,10 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
         self.port = port
         self.txt = txt
         self.onReport = onReport
-        let thread = Thread { [self] in run() }
-        thread.name = "dongne-dnssd"
+        let thread = Thread { [self] in
+            nameCurrentThread("dongne-dnssd")
+            run()
+        }
         thread.start()
     }
 

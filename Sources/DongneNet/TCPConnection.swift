@@ -1,4 +1,5 @@
 import Dispatch
+import DongneCore
 import Foundation
 import Glibc
 
@@ -78,6 +79,7 @@ public final class TCPConnection: @unchecked Sendable {
     ) {
         lock.withLock { self.onClose = onClose }
         let thread = Thread { [self] in
+            nameCurrentThread("dongne-tcp-read")
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
                 let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
@@ -91,7 +93,6 @@ public final class TCPConnection: @unchecked Sendable {
                 }
             }
         }
-        thread.name = "dongne-tcp-reader"
         thread.start()
     }
 

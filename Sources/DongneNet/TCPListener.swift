@@ -1,3 +1,4 @@
+import DongneCore
 import Foundation
 import Glibc
 
@@ -33,8 +34,10 @@ public final class TCPListener: @unchecked Sendable {
             throw error
         }
         self.descriptor = descriptor
-        let thread = Thread { [self] in acceptLoop(onAccept) }
-        thread.name = "dongne-tcp-listener"
+        let thread = Thread { [self] in
+            nameCurrentThread("dongne-accept")
+            acceptLoop(onAccept)
+        }
         thread.start()
     }
 

@@ -1,3 +1,4 @@
+import DongneCore
 import Foundation
 import Glibc
 
@@ -34,8 +35,10 @@ public final class UDPSocket: @unchecked Sendable {
             throw error
         }
         self.descriptor = descriptor
-        let thread = Thread { [self] in receiveLoop(onReceive) }
-        thread.name = "dongne-udp"
+        let thread = Thread { [self] in
+            nameCurrentThread("dongne-udp")
+            receiveLoop(onReceive)
+        }
         thread.start()
     }
 

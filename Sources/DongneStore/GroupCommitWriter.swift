@@ -48,7 +48,6 @@ final class GroupCommitWriter: @unchecked Sendable {
         logSync = WriteAheadLogSync(databasePath: path)
         self.connection = connection
         let thread = Thread { [unowned self] in self.run() }
-        thread.name = "dongne-store-writer"
         self.thread = thread
         thread.start()
     }
@@ -84,7 +83,7 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private func run() {
-        lowerThreadPriority()
+        prepareBackgroundThread(named: "dongne-writer")
         while let batch = nextBatch() { commit(batch) }
         logSync.stop()
         connection = nil  // closes the database connection, on the thread that used it

@@ -21,7 +21,6 @@ final class WriteAheadLogSync: @unchecked Sendable {
     init(databasePath: String) {
         path = databasePath + "-wal"
         let thread = Thread { [self] in run() }
-        thread.name = "dongne-store-sync"
         thread.start()
     }
 
@@ -43,7 +42,7 @@ final class WriteAheadLogSync: @unchecked Sendable {
     }
 
     private func run() {
-        lowerThreadPriority()
+        prepareBackgroundThread(named: "dongne-walsync")
         while true {
             condition.lock()
             while waiting.isEmpty && !stopping { condition.wait() }
