@@ -7,7 +7,7 @@ import Synchronization
 /// (which, with its fsync, costs more than the check itself on a busy machine): snapshots and reads merge these
 /// with what the store returns, and each leaves this set once its commit is visible, or failed (then it
 /// disappears from listeners again, and the peer, which got no acknowledgement, sends it again). Only messages
-/// that would show plainly are held here (see ``Store/wouldShowPlain(message:author:)``, checked again at every
+/// that would show plainly are held here (see ``Store/arrivalShowing(of:by:)``, checked again at every
 /// merge); any other document waits for its commit.
 final class ArrivingMessages: Sendable {
     private let messages = Mutex<[ChannelID: [DocumentID: (Document, Message)]]>([:])

@@ -45,6 +45,10 @@ actor ListenerHub {
     private var channelObserver: Observer<ChannelSnapshot>?
     private var registered: [UInt64: Registered] = [:]
     private var reconciledChannels: Set<ChannelID> = []
+    /// Per channel, the arriving messages its queries' last computation merged in (checked plain): once one is
+    /// committed, what a query of the channel returns is what it shows already, unless anything else changed,
+    /// and then that change asked for its own computation, which updates this.
+    private var shownArrivals: [ChannelID: Set<DocumentID>] = [:]
     private nonisolated let pending = PendingQueue<Pending>()
 
     init(source: SnapshotSource) {
@@ -162,9 +166,7 @@ actor ListenerHub {
     /// Recomputes every query on these channels, and the channel list, delivering what changed.
     func refresh(channels: Set<ChannelID>) {
         admitPending()
-        for (query, observer) in messageObservers where channels.contains(query.channel) {
-            if !observer.refresh() { messageObservers[query] = nil }
-        }
+        for channel in channels { recompute(channel, arrivalsOnly: false) }
         if let observer = channelObserver, !observer.refresh() { channelObserver = nil }
     }
 
@@ -173,11 +175,53 @@ actor ListenerHub {
     /// arrivals merged in. Whatever else changed meanwhile comes with the full refresh its own change asks for.
     func showArriving(channels: Set<ChannelID>) {
         admitPending()
-        for (query, observer) in messageObservers where channels.contains(query.channel) {
-            let merged = observer.refresh { [source, unowned self] previous in
-                try source.addingArriving(to: previous, query, isFromCache: self.isFromCache(query.channel))
+        for channel in channels { recompute(channel, arrivalsOnly: true) }
+    }
+
+    /// These documents were committed: recomputes the queries of their channels, but for a channel whose new
+    /// documents are all messages its queries show already, as arrivals (then the store now returns exactly
+    /// that, and asking it would only cost the time). The channel list is recomputed either way.
+    func committed(_ documents: [Document]) {
+        admitPending()
+        var committedIDs: [ChannelID: Set<DocumentID>] = [:]
+        for document in documents {
+            if let channel = document.channel { committedIDs[channel, default: []].insert(document.id) }
+        }
+        var stale: Set<ChannelID> = []
+        for (channel, ids) in committedIDs {
+            if ids.isSubset(of: shownArrivals[channel] ?? []) {
+                shownArrivals[channel]?.subtract(ids)
+            } else {
+                stale.insert(channel)
             }
-            if !merged { messageObservers[query] = nil }
+        }
+        refresh(channels: stale)
+    }
+
+    /// Recomputes one channel's queries, from the store or (`arrivalsOnly`) from their previous results and
+    /// the arrivals, checking each arrival once for all of them.
+    private func recompute(_ channel: ChannelID, arrivalsOnly: Bool) {
+        let observers = messageObservers.filter { $0.key.channel == channel }
+        guard !observers.isEmpty else {
+            shownArrivals[channel] = nil  // a query made later computes everything itself
+            return
+        }
+        let arrivals: Arrivals
+        do { arrivals = try source.arrivals(in: channel) } catch {
+            for (query, observer) in observers where !observer.refresh(using: { _ in throw error }) {
+                messageObservers[query] = nil
+            }
+            return
+        }
+        shownArrivals[channel] = arrivals.settled
+        let isFromCache = isFromCache(channel)
+        for (query, observer) in observers {
+            let updated = observer.refresh { [source] previous in
+                arrivalsOnly
+                    ? source.addingArriving(to: previous, query, isFromCache: isFromCache, arrivals: arrivals)
+                    : try source.messages(query, previous: previous, isFromCache: isFromCache, arrivals: arrivals)
+            }
+            if !updated { messageObservers[query] = nil }
         }
     }
 

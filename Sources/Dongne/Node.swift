@@ -294,7 +294,7 @@ public final class Node: Sendable {
         } onVisible: {
             committed = true
             source.arriving.remove(fresh)
-            if !channels.isEmpty { await hub.refresh(channels: channels) }
+            if !channels.isEmpty { await hub.committed(fresh) }
         }
         if !committed && !fresh.isEmpty {
             // Not stored after all: messages shown on arrival are withdrawn until their peers send them again.

@@ -9,9 +9,25 @@ struct SnapshotSource: Sendable {
     /// Received messages checked but not yet committed, merged into every read.
     let arriving = ArrivingMessages()
 
+    /// The arriving messages of a channel that show before their commit (see
+    /// ``Store/arrivalShowing(of:by:)``): what every query of the channel merges in, checked once for all.
+    func arrivals(in channel: ChannelID) throws(StoreError) -> Arrivals {
+        var arrivals = Arrivals()
+        for (document, message) in arriving.messages(in: channel) {
+            switch try store.arrivalShowing(of: document.id, by: document.author) {
+            case .afterCommit: continue
+            case .plain: arrivals.settled.insert(document.id)
+            case .plainByReporter: break
+            }
+            arrivals.messages.append((document, message))
+        }
+        return arrivals
+    }
+
     /// The messages `query` selects, reusing the previous snapshots' documents and fetching only new ones.
+    /// `arrivals` are the channel's ``arrivals(in:)`` when the caller has them already.
     func messages(
-        _ query: MessageQuery, previous: [MessageSnapshot], isFromCache: Bool
+        _ query: MessageQuery, previous: [MessageSnapshot], isFromCache: Bool, arrivals: Arrivals? = nil
     ) throws(StoreError) -> [MessageSnapshot] {
         let rows = try store.messageRows(query, viewer: viewer, policy: policy)
         let known = Dictionary(previous.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -28,7 +44,10 @@ struct SnapshotSource: Sendable {
                 document: document, message: message, reportCount: row.reportCount, isActive: isActive,
                 metadata: metadata)
         }
-        let arriving = try arrivingMessages(for: query, besides: Set(rows.map(\.id)), isFromCache: isFromCache)
+        let plain: Arrivals
+        if let arrivals { plain = arrivals } else { plain = try self.arrivals(in: query.channel) }
+        let arriving = arrivingMessages(
+            for: query, among: plain.messages, besides: Set(rows.map(\.id)), isFromCache: isFromCache)
         return merge(arriving, into: stored, query)
     }
 
@@ -36,27 +55,27 @@ struct SnapshotSource: Sendable {
     /// ``messages(_:previous:isFromCache:)`` gives when nothing but their arrival changed, without reading the
     /// query's rows again.
     func addingArriving(
-        to previous: [MessageSnapshot], _ query: MessageQuery, isFromCache: Bool
-    ) throws(StoreError) -> [MessageSnapshot] {
-        let arriving = try arrivingMessages(for: query, besides: Set(previous.map(\.id)), isFromCache: isFromCache)
+        to previous: [MessageSnapshot], _ query: MessageQuery, isFromCache: Bool, arrivals: Arrivals
+    ) -> [MessageSnapshot] {
+        let arriving = arrivingMessages(
+            for: query, among: arrivals.messages, besides: Set(previous.map(\.id)), isFromCache: isFromCache)
         return merge(arriving, into: previous, query)
     }
 
-    /// The arriving messages `query` selects that the store did not return, as they will show once stored: no
+    /// The plain `arrivals` `query` selects that the store did not return, as they will show once stored: no
     /// reports, active, not pending.
     private func arrivingMessages(
-        for query: MessageQuery, besides returned: Set<DocumentID>, isFromCache: Bool
-    ) throws(StoreError) -> [MessageSnapshot] {
-        let arriving = arriving.messages(in: query.channel)
-        guard !arriving.isEmpty, !query.matchesNothing else { return [] }
+        for query: MessageQuery, among arrivals: [(Document, Message)], besides returned: Set<DocumentID>,
+        isFromCache: Bool
+    ) -> [MessageSnapshot] {
+        guard !arrivals.isEmpty, !query.matchesNothing else { return [] }
         let isActive = policy.isActive(reportCount: 0, retracted: false)
         if let wanted = query.isActive, wanted != isActive { return [] }
         var snapshots: [MessageSnapshot] = []
-        for (document, message) in arriving where !returned.contains(document.id) {
+        for (document, message) in arrivals where !returned.contains(document.id) {
             guard query.author.map({ $0 == document.author }) ?? true,
                 query.type.map({ $0 == MessageType(message.content) }) ?? true,
-                query.isWithinCursors(SortKey(created: document.created, id: document.id)),
-                try store.wouldShowPlain(message: document.id, author: document.author)
+                query.isWithinCursors(SortKey(created: document.created, id: document.id))
             else { continue }
             snapshots.append(
                 MessageSnapshot(
@@ -90,4 +109,12 @@ struct SnapshotSource: Sendable {
                 metadata: SnapshotMetadata(hasPendingWrites: false, isFromCache: isFromCache))
         }
     }
+}
+
+/// A channel's arriving messages that show before their commit, in no order.
+struct Arrivals: Sendable {
+    /// The messages, as they will show once stored.
+    var messages: [(Document, Message)] = []
+    /// Those whose commit changes nothing else a query returns (see ``ArrivalShowing/plain``).
+    var settled: Set<DocumentID> = []
 }

@@ -8,6 +8,17 @@ public enum InsertOutcome: Hashable, Sendable {
     case duplicate
 }
 
+/// How a received message not stored yet would show once stored (``Store/arrivalShowing(of:by:)``).
+public enum ArrivalShowing: Hashable, Sendable {
+    /// Not as a plain new message (blocked author, or a report or retraction stored first): only once stored.
+    case afterCommit
+    /// Plainly, and storing it changes nothing else any query returns.
+    case plain
+    /// Plainly, but storing it may change other messages too: its author filed reports, and their first
+    /// message in a channel makes their earlier reports there count.
+    case plainByReporter
+}
+
 /// Writing one document and the state derived from it. Runs on the writer's connection, inside the writer's
 /// transaction.
 extension Connection {

@@ -21,6 +21,9 @@ public final class Store: Sendable {
     /// acknowledgement (most are for documents forwarded from others) is checked here without touching SQLite.
     /// Updated when a local write is queued, so an acknowledgement can never overtake the write it clears.
     let pendingLocalWrites: LockedValue<Set<DocumentID>>
+    /// What a received message's way to listeners asks about the store, answered from memory (the stored ids
+    /// are loaded in the background after opening).
+    let known: KnownDocuments
 
     /// Opens the database at `path`, creating it and bringing its schema up to date as needed.
     public init(path: String) throws(StoreError) {
@@ -46,6 +49,9 @@ public final class Store: Sendable {
             // longer depends on whether it is in SQLite's own (small) cache.
             try readConnection.execute("PRAGMA query_only = 1; PRAGMA mmap_size = 1073741824")
             pendingLocalWrites = LockedValue(try Self.pendingWrites(readConnection))
+            known = try KnownDocuments(
+                documents: Int(try readConnection.scalarInteger("SELECT count(*) FROM documents")),
+                connection: readConnection)
             writer = GroupCommitWriter(connection: writeConnection, path: path)
             reader = ReadConnection(readConnection)
         } catch let error as SQLiteError {
@@ -55,9 +61,22 @@ public final class Store: Sendable {
         } catch {
             preconditionFailure("opening the store throws only SQLiteError and StoreError, not \(error)")
         }
+        // At idle priority, so that nothing else on the machine waits for it either.
+        let (known, path) = (known, path)
+        let loader = Thread {
+            prepareBackgroundThread(named: "dongne-load")
+            KnownDocuments.load(known, databasePath: path)
+        }
+        loader.start()
     }
 
     deinit { writer.stop() }
+
+    /// Notes in ``known`` every document stored before the store opened, then lets its filters answer "no";
+    /// synchronously (``init(path:)`` starts this on a thread of its own).
+    func loadKnownDocuments() {
+        KnownDocuments.load(known, databasePath: path)
+    }
 
     private static func pendingWrites(_ connection: Connection) throws(SQLiteError) -> Set<DocumentID> {
         let statement = try connection.statement("SELECT id FROM pending_writes")
@@ -88,10 +107,14 @@ public final class Store: Sendable {
         _ documents: [Document], whenVisible: (@Sendable () -> Void)? = nil
     ) async throws(StoreError) -> [InsertOutcome] {
         let outcomes = LockedValue<[InsertOutcome]>([])
-        try await writeSQL(rows: documents.count, whenVisible: whenVisible) { connection throws(SQLiteError) in
+        try await writeSQL(rows: documents.count, whenVisible: whenVisible) {
+            [known] connection throws(SQLiteError) in
             var results: [InsertOutcome] = []
             results.reserveCapacity(documents.count)
-            for document in documents { results.append(try connection.insert(document)) }
+            for document in documents {
+                known.noteStoring(document)
+                results.append(try connection.insert(document))
+            }
             outcomes.set(results)
         }
         return outcomes.get()

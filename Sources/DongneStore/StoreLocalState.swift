@@ -7,7 +7,8 @@ extension Store {
     /// Blocks `author`: its documents stay stored (and relayed) but are not shown here, and its reports stop
     /// counting here.
     public func block(_ author: PublicKey, since: UInt64) async throws(StoreError) {
-        try await writeSQL { connection throws(SQLiteError) in
+        try await writeSQL { [known] connection throws(SQLiteError) in
+            known.setBlocked(author, true)
             try connection.statement("INSERT OR IGNORE INTO blocks (author, since) VALUES (?, ?)")
                 .bind(.blob(author.bytes), .integer(Int64(since))).run()
             try connection.refreshReportCounts(reportedBy: author)
@@ -20,6 +21,7 @@ extension Store {
             try connection.statement("DELETE FROM blocks WHERE author = ?").bind(.blob(author.bytes)).run()
             try connection.refreshReportCounts(reportedBy: author)
         }
+        known.setBlocked(author, false)
     }
 
     /// Every blocked author key.
@@ -57,10 +59,11 @@ extension Store {
                 pendingLocalWrites.update { pending in for document in documents { pending.remove(document.id) } }
             }
             completion(result.map { outcomes.get() })
-        } _: { connection throws(StoreError) in
+        } _: { [known] connection throws(StoreError) in
             do throws(SQLiteError) {
                 var results: [InsertOutcome] = []
                 for document in documents {
+                    known.noteStoring(document)
                     results.append(try connection.insert(document))
                     try connection.statement("INSERT OR IGNORE INTO pending_writes (id) VALUES (?)")
                         .bind(.blob(document.id.bytes)).run()

@@ -94,15 +94,20 @@ extension Store {
         }
     }
 
-    /// Whether a message not stored yet would show as a plain new message once stored: its author is not
-    /// blocked, and no stored report or retraction points at it (either may arrive before the message).
-    public func wouldShowPlain(message id: DocumentID, author: PublicKey) throws(StoreError) -> Bool {
-        try read { connection throws(SQLiteError) in
-            let blocked = try connection.statement("SELECT 1 FROM blocks WHERE author = ?").bind(.blob(author.bytes))
-                .step()
-            if blocked { return false }
-            return !(try connection.statement("SELECT 1 FROM documents WHERE ref = ?").bind(.blob(id.bytes)).step())
+    /// How a message not stored yet would show once stored, for listeners that show it before its commit.
+    /// Plainly, as a new message, when its author is not blocked and no stored report or retraction points at
+    /// it (either may arrive before the message); and then, whether storing it changes anything else a query
+    /// returns: it may when its author filed reports, which start to count with their first message in a
+    /// channel. Answered from memory (``KnownDocuments``) but for the rare message something seems to point at.
+    public func arrivalShowing(of message: DocumentID, by author: PublicKey) throws(StoreError) -> ArrivalShowing {
+        if known.isBlocked(author) { return .afterCommit }
+        if known.referencedIDs.mightContain(message) {
+            let referenced = try read { connection throws(SQLiteError) in
+                try connection.statement("SELECT 1 FROM documents WHERE ref = ?").bind(.blob(message.bytes)).step()
+            }
+            if referenced { return .afterCommit }
         }
+        return known.hasReported(author) ? .plainByReporter : .plain
     }
 
     static func reload(_ bytes: [UInt8]) throws(StoreError) -> Document {

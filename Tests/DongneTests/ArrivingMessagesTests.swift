@@ -93,6 +93,26 @@ import Testing
         #expect(try test.node.store.document(newest.id) != nil)
     }
 
+    @Test func anAuthorsFirstMessageInAChannelMakesTheirEarlierReportsCountOnceCommitted() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let carols = try Others.message("안녕", by: Others.carol, in: seoul, at: 10)
+        try await test.node.receive(carols, try Others.report(carols.id, by: Others.bob, in: seoul, at: 11))
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try seoul.messages.order(by: .created).addSnapshotListener(recorder.callback)
+        defer { registration.remove() }
+        #expect(await recorder.waitFor(1))
+        #expect(recorder.last?.documents.map(\.reportCount) == [0], "bob has not posted here: his report waits")
+
+        let bobs = try Others.message("첫 글", by: Others.bob, in: seoul, at: 20)
+        try await test.node.receive(bobs)  // shown on arrival, then committed
+        #expect(recorder.last?.documents.map(\.id) == [carols.id, bobs.id])
+        #expect(recorder.last?.documents.map(\.reportCount) == [1, 0], "the commit counted bob's report")
+        let stored = try await seoul.messages.order(by: .created).getDocuments()
+        #expect(stored.documents.map(\.reportCount) == [1, 0])
+    }
+
     @Test func aForgedMessageIsNeverShown() async throws {
         let test = try await TestNode.start()
         defer { test.stop() }

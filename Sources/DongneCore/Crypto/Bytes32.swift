@@ -45,6 +45,9 @@ public struct Bytes32: Hashable, Comparable, Sendable {
         )
     }
 
+    /// The first 16 bytes as two big-endian words, without building an array (for filters over hashes).
+    public var leadingWords: (UInt64, UInt64) { (w0, w1) }
+
     /// All zero bytes.
     public static let zero = Bytes32([UInt8](repeating: 0, count: 32))!
 
