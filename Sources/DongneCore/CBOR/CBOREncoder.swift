@@ -43,6 +43,17 @@ public enum CBOREncoder {
         }
     }
 
+    /// How many bytes ``appendHead(major:argument:to:)`` writes for `argument`: 1, 2, 3, 5 or 9.
+    public static func headLength(_ argument: UInt64) -> Int {
+        switch argument {
+        case 0..<24: 1
+        case 24...0xff: 2
+        case 0x100...0xffff: 3
+        case 0x1_0000...0xffff_ffff: 5
+        default: 9
+        }
+    }
+
     private static func appendMap(_ entries: [CBORMapEntry], to output: inout [UInt8]) {
         let keys = entries.map { encode($0.key) }
         appendHead(major: 5, argument: UInt64(entries.count), to: &output)

@@ -7,7 +7,7 @@ extension GossipInstance {
     ) -> GossipMessage? {
         guard let limit else { return nil }
         let message = GossipMessage.batch(sequence: sequence, documents: documents, acknowledges: [], covered: covered)
-        return message.wireBytes.count <= limit ? message : nil
+        return message.wireByteCount <= limit ? message : nil
     }
 
     /// Moves the next batch from the queue into the window; its sequence, document bytes and covered peers.

@@ -31,6 +31,21 @@ extension GossipMessage {
         case tooMany
     }
 
+    /// How many bytes ``wireBytes`` has, counted without encoding (for a batch, which a sender sizes against a
+    /// datagram's room once per peer and document; other messages are encoded to count them).
+    public var wireByteCount: Int {
+        guard case .batch(let sequence, let documents, let acknowledges, let covered) = self else {
+            return wireBytes.count
+        }
+        let head = CBOREncoder.headLength
+        var count = head(covered.isEmpty ? 4 : 5) + head(0) + head(sequence)
+        count += head(UInt64(acknowledges.count)) + acknowledges.reduce(0) { $0 + head($1) }
+        count += head(UInt64(documents.count))
+        for document in documents { count += head(UInt64(document.count)) + document.count }
+        if !covered.isEmpty { count += head(UInt64(covered.count)) + covered.count * (head(8) + 8) }
+        return count
+    }
+
     /// The canonical bytes of this message.
     public var wireBytes: [UInt8] {
         switch self {
