@@ -207,8 +207,8 @@ public final class Node: Sendable {
 
     /// Signs `body`, stores it as a pending local write, and shows it to local listeners, all before returning.
     ///
-    /// Peers get it first: it is sent as soon as it is signed, then queued for the store, and commits while the
-    /// disk catches up, so the local disk is never on a message's way to other people. Local listeners see it once
+    /// Peers get it first: it is sent as soon as it is queued for the store, while it commits and the disk
+    /// catches up, so the local disk is never on a message's way to other people. Local listeners see it once
     /// it is committed; the call returns once it is on disk. Should the store fail, the call throws, and peers
     /// that already took the document give it back at the next reconciliation.
     func publish(_ body: DocumentBody) async throws -> Document {
@@ -218,15 +218,13 @@ public final class Node: Sendable {
         }
         let (visible, committed) = AsyncStream<Void>.makeStream()
         let (durable, stored) = AsyncStream<Result<[InsertOutcome], StoreError>>.makeStream()
-        // Pending before it is sent, so that no acknowledgement can overtake that; queued for the store once sent,
-        // so that waking the writer is not on its way to peers.
-        store.markPending([document])
-        await network.get()?.published(document)
-        store.queueLocal([document], whenVisible: { committed.yield(); committed.finish() }) {
+        // Queued before it is sent, so that no acknowledgement can overtake its pending state.
+        store.submitLocal([document], whenVisible: { committed.yield(); committed.finish() }) {
             committed.finish()
             stored.yield($0)
             stored.finish()
         }
+        await network.get()?.published(document)
         for await _ in visible {
             await hub.refresh(channels: document.channel.map { [$0] } ?? [])
         }

@@ -52,38 +52,19 @@ extension Store {
         _ documents: [Document], whenVisible: (@Sendable () -> Void)? = nil,
         completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
     ) {
-        markPending(documents)
-        queueLocal(documents, whenVisible: whenVisible, completion: completion)
-    }
-
-    /// The first half of ``submitLocal(_:whenVisible:completion:)``, for a caller that sends the documents before
-    /// it queues them (so that the disk is never on their way to peers): marks them pending, in memory. From now
-    /// on an acknowledgement clears them, even one that comes before ``queueLocal(_:whenVisible:completion:)``.
-    public func markPending(_ documents: [Document]) {
         pendingLocalWrites.update { pending in for document in documents { pending.insert(document.id) } }
-    }
-
-    /// The second half of ``submitLocal(_:whenVisible:completion:)``: queues documents ``markPending(_:)``
-    /// marked, and returns at once. A document stays pending in the store only if no acknowledgement cleared it
-    /// before its transaction (checked there, under the same lock as acknowledgements: one that comes later
-    /// queues its own write after this one).
-    public func queueLocal(
-        _ documents: [Document], whenVisible: (@Sendable () -> Void)? = nil,
-        completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
-    ) {
         let outcomes = LockedValue<[InsertOutcome]>([])
         submit(rows: documents.count, whenVisible: whenVisible) { [pendingLocalWrites] result in
             if case .failure = result {
                 pendingLocalWrites.update { pending in for document in documents { pending.remove(document.id) } }
             }
             completion(result.map { outcomes.get() })
-        } _: { [known, pendingLocalWrites] connection throws(StoreError) in
+        } _: { [known] connection throws(StoreError) in
             do throws(SQLiteError) {
                 var results: [InsertOutcome] = []
                 for document in documents {
                     known.noteStoring(document)
                     results.append(try connection.insert(document))
-                    guard pendingLocalWrites.get().contains(document.id) else { continue }
                     try connection.statement("INSERT OR IGNORE INTO pending_writes (id) VALUES (?)")
                         .bind(.blob(document.id.bytes)).run()
                 }
@@ -149,17 +130,20 @@ extension Store {
     /// A peer stored these documents: those that were local writes are pending no more. Returns those.
     ///
     /// Most acknowledgements are for documents forwarded from others, never pending here: they are told apart in
-    /// memory, and only the pending ones cost a write. One that comes before its write was queued or committed
-    /// clears it all the same (the write then stores it as not pending).
+    /// memory, and only the pending ones cost a write.
     public func acknowledge(_ ids: [DocumentID]) async throws(StoreError) -> [DocumentID] {
         let pending = pendingLocalWrites.update { pending in ids.filter { pending.remove($0) != nil } }
         guard !pending.isEmpty else { return [] }
+        let cleared = LockedValue<[DocumentID]>([])
         try await writeSQL { connection throws(SQLiteError) in
+            var done: [DocumentID] = []
             for id in pending {
                 try connection.statement("DELETE FROM pending_writes WHERE id = ?").bind(.blob(id.bytes)).run()
+                if connection.changes == 1 { done.append(id) }
             }
+            cleared.set(done)
         }
-        return pending
+        return cleared.get()
     }
 
     /// The channels the user joined.

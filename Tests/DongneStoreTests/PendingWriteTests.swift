@@ -24,22 +24,6 @@ import Testing
         store.close()
     }
 
-    @Test func aWriteSentBeforeItIsQueuedIsClearedByAnAcknowledgementThatComesBetween() async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try Store(path: directory.file("store.sqlite"))
-        let early = try message("먼저 보냄"), late = try message("나중 확인")
-        store.markPending([early, late])  // as the node does, before sending them
-        #expect(try await store.acknowledge([early.id]) == [early.id], "cleared before it was even queued")
-        let stored = AsyncStream<Void>.makeStream()
-        store.queueLocal([early, late]) { _ in stored.continuation.finish() }
-        for await _ in stored.stream {}
-        #expect(try Self.pendingIDs(store, channel: Keys.seoul.id) == [late.id], "the early acknowledgement counted")
-        #expect(try await store.acknowledge([late.id]) == [late.id])
-        #expect(try Self.pendingIDs(store, channel: Keys.seoul.id).isEmpty)
-        store.close()
-    }
-
     @Test func acknowledgementsOfOthersDocumentsWriteNothing() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
