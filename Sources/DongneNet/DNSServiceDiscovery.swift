@@ -1,5 +1,4 @@
 import CDNSSD
-import DongneCore
 import Foundation
 import Glibc
 
@@ -98,7 +97,8 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
         self.txt = txt
         self.onReport = onReport
         let thread = Thread { [self] in
-            nameCurrentThread("dongne-dnssd")
+            // Named from the thread itself: only then does Foundation pass the name to the kernel.
+            Thread.current.name = "dongne-dnssd"
             run()
         }
         thread.start()

@@ -1,5 +1,4 @@
 import Dispatch
-import DongneCore
 import Foundation
 import Glibc
 
@@ -79,7 +78,8 @@ public final class TCPConnection: @unchecked Sendable {
     ) {
         lock.withLock { self.onClose = onClose }
         let thread = Thread { [self] in
-            nameCurrentThread("dongne-tcp-read")
+            // Named from the thread itself: only then does Foundation pass the name to the kernel.
+            Thread.current.name = "dongne-tcp-read"
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
                 let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }

@@ -1,4 +1,3 @@
-import DongneCore
 import Foundation
 import Glibc
 
@@ -35,7 +34,8 @@ public final class TCPListener: @unchecked Sendable {
         }
         self.descriptor = descriptor
         let thread = Thread { [self] in
-            nameCurrentThread("dongne-accept")
+            // Named from the thread itself: only then does Foundation pass the name to the kernel.
+            Thread.current.name = "dongne-accept"
             acceptLoop(onAccept)
         }
         thread.start()

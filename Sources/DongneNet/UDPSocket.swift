@@ -1,4 +1,3 @@
-import DongneCore
 import Foundation
 import Glibc
 
@@ -36,7 +35,8 @@ public final class UDPSocket: @unchecked Sendable {
         }
         self.descriptor = descriptor
         let thread = Thread { [self] in
-            nameCurrentThread("dongne-udp")
+            // Named from the thread itself: only then does Foundation pass the name to the kernel.
+            Thread.current.name = "dongne-udp"
             receiveLoop(onReceive)
         }
         thread.start()

@@ -1,21 +1,12 @@
-import DongneCore
-import Glibc
+import Foundation
 
-/// Prepares a store thread for its work: names it `name` for the kernel (see ``nameCurrentThread(_:)``), and
-/// moves it to the `SCHED_IDLE` policy. The store's writer and syncer do work that a message's way to listeners
-/// and peers never waits for. Nice alone is not enough on a busy machine: a processor running a niced thread
-/// still counts as busy, so the scheduler queues a waking thread of the message's way behind other work on
-/// the other processor (measured: up to 0.5 ms while a syncer's fsync held the second one). A processor running
-/// only `SCHED_IDLE` threads counts as idle when a thread wakes, so that thread takes it at once. On Linux the
-/// policy is per thread and pid 0 names the calling thread; if it cannot be set, nice 10 is the fallback, and
-/// failing that the thread runs as it is.
+/// Prepares a store thread for its work: names it `name` (at most 15 bytes: what `top -H`, `perf` and
+/// `/proc/PID/task/*/comm` show; Foundation passes a name to the kernel only when a thread sets its own), and
+/// lowers its scheduling priority (nice 10). The store's writer, syncer and loader do work that a message's way
+/// to listeners and peers never waits for, so on a busy machine they yield the processor to that way instead of
+/// sharing it; yet they keep a share (not `SCHED_IDLE`, under which a machine busy with other work would starve
+/// every commit). On Linux nice is per thread, and `who == 0` names the calling thread; failing is harmless.
 func prepareBackgroundThread(named name: String) {
-    nameCurrentThread(name)
-    var parameters = sched_param(sched_priority: 0)
-    if sched_setscheduler(0, schedulerIdlePolicy, &parameters) != 0 {
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-    }
+    Thread.current.name = name
+    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
 }
-
-/// `SCHED_IDLE` from `<sched.h>`, which Swift's Glibc module leaves out (it is a GNU extension).
-private let schedulerIdlePolicy: Int32 = 5
