@@ -55,6 +55,9 @@ actor ListenerHub {
         self.source = source
     }
 
+    /// How many times a channel's queries were recomputed from the store (for tests).
+    private(set) var storeRecomputations = 0
+
     /// How many live queries are being observed (for tests).
     var observerCount: Int { messageObservers.count + (channelObserver == nil ? 0 : 1) }
 
@@ -117,6 +120,8 @@ actor ListenerHub {
                 return fail(registration) { callback(nil, error) }
             }
             messageObservers[query] = observer
+            // Its first results merged the arrivals of their own moment: the channel's next commit recomputes.
+            shownArrivals[query.channel] = nil
         }
         registered[registration.id] = .messages(query)
         observer.add(registration, includeMetadataChanges: includeMetadataChanges, callback: callback)
@@ -214,6 +219,7 @@ actor ListenerHub {
             return
         }
         shownArrivals[channel] = arrivals.settled
+        if !arrivalsOnly { storeRecomputations += 1 }
         let isFromCache = isFromCache(channel)
         for (query, observer) in observers {
             let updated = observer.refresh { [source] previous in

@@ -176,13 +176,19 @@ public final class Node: Sendable {
     /// Blocks an author: their messages disappear from every listener at once and their reports stop counting.
     /// Local and private; nothing is sent.
     public func block(_ author: PublicKey) async throws {
-        try await store.block(author, since: configuration.clock.now())
+        do { try await store.block(author, since: configuration.clock.now()) } catch {
+            await hub.refreshAll()  // what the listeners show may have moved with the attempt
+            throw error
+        }
         await hub.refreshAll()
     }
 
     /// Lifts a block: the author's messages come back to every listener as `added`.
     public func unblock(_ author: PublicKey) async throws {
-        try await store.unblock(author)
+        do { try await store.unblock(author) } catch {
+            await hub.refreshAll()  // what the listeners show may have moved with the attempt
+            throw error
+        }
         await hub.refreshAll()
     }
 

@@ -52,7 +52,7 @@ struct SnapshotSource: Sendable {
     }
 
     /// `previous` (the results of `query` as last computed) with the arriving messages it lacks merged in: what
-    /// ``messages(_:previous:isFromCache:)`` gives when nothing but their arrival changed, without reading the
+    /// ``messages(_:previous:isFromCache:arrivals:)`` gives when nothing but their arrival changed, without reading the
     /// query's rows again.
     func addingArriving(
         to previous: [MessageSnapshot], _ query: MessageQuery, isFromCache: Bool, arrivals: Arrivals

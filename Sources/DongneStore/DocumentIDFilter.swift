@@ -31,7 +31,7 @@ final class DocumentIDFilter: Sendable {
         }
 
         mutating func insert(_ probes: (UInt64, UInt64)) {
-            for index in 0..<DocumentIDFilter.probes {
+            for index in 0..<DocumentIDFilter.probeCount {
                 let bit = (probes.0 &+ UInt64(index) &* probes.1) & mask
                 words[Int(bit >> 6)] |= 1 << (bit & 63)
             }
@@ -39,7 +39,7 @@ final class DocumentIDFilter: Sendable {
         }
 
         func contains(_ probes: (UInt64, UInt64)) -> Bool {
-            for index in 0..<DocumentIDFilter.probes {
+            for index in 0..<DocumentIDFilter.probeCount {
                 let bit = (probes.0 &+ UInt64(index) &* probes.1) & mask
                 if words[Int(bit >> 6)] & (1 << (bit & 63)) == 0 { return false }
             }
@@ -53,7 +53,7 @@ final class DocumentIDFilter: Sendable {
     }
 
     static let bitsPerID = 10
-    static let probes = 7
+    static let probeCount = 7
     private let state: Mutex<State>
 
     /// An empty filter, its first stage sized for `capacity` ids (at least 65,536).
@@ -64,11 +64,22 @@ final class DocumentIDFilter: Sendable {
     /// Adds an id (before its document is committed, so that a stored id is never missing).
     func insert(_ id: DocumentID) {
         let probes = Self.probes(of: id)
-        state.withLock { state in
-            if state.stages[state.stages.count - 1].count >= state.stages[state.stages.count - 1].capacity {
-                state.stages.append(Stage(capacity: state.stages[state.stages.count - 1].capacity * 2))
+        while true {
+            let grownCapacity: Int? = state.withLock { state in
+                let last = state.stages.count - 1
+                guard state.stages[last].count >= state.stages[last].capacity else {
+                    state.stages[last].insert(probes)
+                    return nil
+                }
+                return state.stages[last].capacity * 2
             }
-            state.stages[state.stages.count - 1].insert(probes)
+            guard let grownCapacity else { return }
+            // A full stage: the next one (megabytes, zeroed) is made outside the lock the receive path takes.
+            let stage = Stage(capacity: grownCapacity)
+            state.withLock { state in
+                let last = state.stages[state.stages.count - 1]
+                if last.count >= last.capacity { state.stages.append(stage) }  // unless another insert did
+            }
         }
     }
 

@@ -7,10 +7,12 @@ import Synchronization
 ///
 /// Every answer errs on one side only, the side that costs a query or a refresh, never the one that shows
 /// something wrong: a stored id is always in ``storedIDs``, an id a stored report or retraction points at is
-/// always in ``referencedIDs``, an author who filed a report is always in the reporters, and an author blocked
-/// in the database is always blocked here. So each is updated before the write that makes it true commits
-/// (an unblock, which makes something false, after its commit), and the filters answer "maybe" until the ids
-/// stored before the store opened are loaded.
+/// always in ``referencedIDs``, and an author who filed a report is always in the reporters. So each is noted
+/// before the write that makes it true commits, and the filters answer "maybe" until the ids stored before the
+/// store opened are loaded. The blocked authors follow the block list in the order its changes commit (an
+/// unblock shows a moment early; the node recomputes its listeners after every change of the list).
+///
+/// This holds while this store's writer is the only one writing the file, as a node's store is.
 final class KnownDocuments: Sendable {
     /// Every stored document id.
     let storedIDs: DocumentIDFilter
@@ -18,8 +20,10 @@ final class KnownDocuments: Sendable {
     let referencedIDs: DocumentIDFilter
     private let reporters: Mutex<Set<PublicKey>>
     private let blocked: Mutex<Set<PublicKey>>
+    private let loadingStopped = Mutex(false)
 
-    /// Sized for `documents` stored documents, with the reporters and blocked authors read from `connection`.
+    /// Sized for about `documents` stored documents, with the reporters and blocked authors read from
+    /// `connection`.
     init(documents: Int, connection: Connection) throws(SQLiteError) {
         storedIDs = DocumentIDFilter(capacity: 2 * documents)
         referencedIDs = DocumentIDFilter(capacity: documents / 4)
@@ -40,6 +44,11 @@ final class KnownDocuments: Sendable {
         if let reference { referencedIDs.insert(reference) }
     }
 
+    /// Ends a load under way at its next read (the store is closing).
+    func stopLoading() {
+        loadingStopped.withLock { $0 = true }
+    }
+
     /// Every document stored before the store opened has been noted.
     func finishLoading() {
         storedIDs.finishLoading()
@@ -52,20 +61,25 @@ final class KnownDocuments: Sendable {
     /// Whether `author` is blocked (or about to be).
     func isBlocked(_ author: PublicKey) -> Bool { blocked.withLock { $0.contains(author) } }
 
-    /// A block about to be committed, or an unblock that was.
+    /// A block or an unblock, in the writer's transaction (see ``Store/block(_:since:)``).
     func setBlocked(_ author: PublicKey, _ isBlocked: Bool) {
         blocked.withLock { _ = isBlocked ? $0.insert(author).inserted : $0.remove(author) != nil }
     }
 
+    /// The blocked authors as the database has them (after a change of the list failed to commit).
+    func replaceBlocked(_ authors: Set<PublicKey>) {
+        blocked.withLock { $0 = authors }
+    }
+
     /// Notes every document of the database at `databasePath`, a few thousand per read, then lets the filters
-    /// answer "no". Reads on a connection of its own, so that the store's reads never wait for it; a read that
-    /// fails leaves the filters answering "maybe".
+    /// answer "no". Reads on a read-only connection of its own, so that the store's reads never wait for it; a
+    /// read that fails, or ``stopLoading()``, leaves the filters answering "maybe".
     static func load(_ known: KnownDocuments, databasePath: String) {
         do {
-            let connection = try Connection(path: databasePath)
-            try connection.execute("PRAGMA query_only = 1")
+            let connection = try Connection(path: databasePath, readOnly: true)
             var after: Int64 = 0
             while true {
+                if known.loadingStopped.withLock({ $0 }) { return }
                 let statement = try connection.statement(
                     "SELECT seq, id, ref FROM documents WHERE seq > ? ORDER BY seq LIMIT 4096"
                 ).bind(.integer(after))

@@ -49,8 +49,9 @@ public final class Store: Sendable {
             // longer depends on whether it is in SQLite's own (small) cache.
             try readConnection.execute("PRAGMA query_only = 1; PRAGMA mmap_size = 1073741824")
             pendingLocalWrites = LockedValue(try Self.pendingWrites(readConnection))
+            // Documents are never deleted: the highest sequence number is their count, without a scan.
             known = try KnownDocuments(
-                documents: Int(try readConnection.scalarInteger("SELECT count(*) FROM documents")),
+                documents: Int(try readConnection.scalarInteger("SELECT coalesce(max(seq), 0) FROM documents")),
                 connection: readConnection)
             writer = GroupCommitWriter(connection: writeConnection, path: path)
             reader = ReadConnection(readConnection)
@@ -70,7 +71,10 @@ public final class Store: Sendable {
         loader.start()
     }
 
-    deinit { writer.stop() }
+    deinit {
+        known.stopLoading()
+        writer.stop()
+    }
 
     /// Notes in ``known`` every document stored before the store opened, then lets its filters answer "no";
     /// synchronously (``init(path:)`` starts this on a thread of its own).
@@ -86,7 +90,10 @@ public final class Store: Sendable {
     }
 
     /// Finishes queued writes and refuses new ones. Reads keep working until the store is released.
-    public func close() { writer.stop() }
+    public func close() {
+        known.stopLoading()
+        writer.stop()
+    }
 
     /// A short hash of the schema's migrations, for caches of store files (benchmark fixtures).
     public static var schemaFingerprint: String { Migrations.fingerprint }

@@ -7,21 +7,33 @@ extension Store {
     /// Blocks `author`: its documents stay stored (and relayed) but are not shown here, and its reports stop
     /// counting here.
     public func block(_ author: PublicKey, since: UInt64) async throws(StoreError) {
-        try await writeSQL { [known] connection throws(SQLiteError) in
-            known.setBlocked(author, true)
+        try await changeBlock(of: author) { [known] connection throws(SQLiteError) in
             try connection.statement("INSERT OR IGNORE INTO blocks (author, since) VALUES (?, ?)")
                 .bind(.blob(author.bytes), .integer(Int64(since))).run()
             try connection.refreshReportCounts(reportedBy: author)
+            known.setBlocked(author, true)
         }
     }
 
     /// Lifts a block.
     public func unblock(_ author: PublicKey) async throws(StoreError) {
-        try await writeSQL { connection throws(SQLiteError) in
+        try await changeBlock(of: author) { [known] connection throws(SQLiteError) in
             try connection.statement("DELETE FROM blocks WHERE author = ?").bind(.blob(author.bytes)).run()
             try connection.refreshReportCounts(reportedBy: author)
+            known.setBlocked(author, false)
         }
-        known.setBlocked(author, false)
+    }
+
+    /// Runs a change of the block list, which updates ``known`` in its transaction, so in the order the
+    /// changes commit. Until the commit, memory runs ahead of the database: a caller recomputes its listeners
+    /// after the call (as the node does), and a write that fails puts the database's list back into memory.
+    private func changeBlock(
+        of author: PublicKey, _ work: @escaping @Sendable (Connection) throws(SQLiteError) -> Void
+    ) async throws(StoreError) {
+        do { try await writeSQL(work) } catch {
+            if let blocked = try? blockedAuthors() { known.replaceBlocked(blocked) }
+            throw error
+        }
     }
 
     /// Every blocked author key.

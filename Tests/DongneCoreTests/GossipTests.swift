@@ -189,10 +189,13 @@ import Testing
         let sizes = [0, 1, 23, 24, 255, 256, 65_535, 65_536]
         for _ in 0..<300 {
             let documents = (0..<Int.random(in: 0...30, using: &random)).map { _ in
-                [UInt8](repeating: 7, count: sizes.randomElement(using: &random)! + Int.random(in: 0...2, using: &random))
+                let count = sizes.randomElement(using: &random)! + Int.random(in: 0...2, using: &random)
+                return [UInt8](repeating: 7, count: count)
             }
             let widths: [UInt64] = [0, 23, 24, 255, 256, 65_535, 65_536, 1 << 32, .max]
-            let acknowledges = (0..<Int.random(in: 0...30, using: &random)).map { _ in widths.randomElement(using: &random)! }
+            let acknowledges = (0..<Int.random(in: 0...30, using: &random)).map { _ in
+                widths.randomElement(using: &random)!
+            }
             let covered = (0..<UInt64.random(in: 0...30, using: &random)).map { PeerTag($0 * 7) }
             let message = GossipMessage.batch(
                 sequence: widths.randomElement(using: &random)!, documents: documents, acknowledges: acknowledges,

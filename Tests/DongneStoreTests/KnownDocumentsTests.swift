@@ -47,6 +47,20 @@ import Testing
         store.close()
     }
 
+    @Test func blocksAndUnblocksRacingLeaveMemoryAsTheDatabaseHasIt() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        let author = Keys.carol.publicKey
+        for round in 0..<40 {
+            async let blocking: Void = store.block(author, since: UInt64(round))
+            async let unblocking: Void = store.unblock(author)
+            _ = try await (blocking, unblocking)
+            #expect(store.known.isBlocked(author) == (try store.blockedAuthors().contains(author)), "round \(round)")
+        }
+        store.close()
+    }
+
     @Test func arrivalsShowPlainlyOnlyWhenTheDatabaseWouldShowThemSo() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }

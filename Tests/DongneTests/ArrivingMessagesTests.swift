@@ -113,6 +113,29 @@ import Testing
         #expect(stored.documents.map(\.reportCount) == [1, 0])
     }
 
+    @Test func committingWhatArrivalAlreadyShowedAsksTheStoreNothing() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try seoul.messages.order(by: .created).addSnapshotListener(recorder.callback)
+        defer { registration.remove() }
+        #expect(await recorder.waitFor(1))
+        try await test.node.receive(try Others.message("하나", by: Others.bob, in: seoul, at: 10))  // recomputes once
+        let before = await test.node.hub.storeRecomputations
+
+        try await test.node.receive(try Others.message("둘", by: Others.bob, in: seoul, at: 20))
+        #expect(await test.node.hub.storeRecomputations == before, "shown on arrival; its commit changed nothing")
+        #expect(recorder.last?.documents.map(\.created) == [10, 20])
+
+        let carols = try Others.message("셋", by: Others.carol, in: seoul, at: 30)
+        try await test.node.receive(try Others.report(carols.id, by: Others.dave, in: seoul, at: 29))
+        let afterReport = await test.node.hub.storeRecomputations
+        try await test.node.receive(try Others.message("넷", by: Others.dave, in: seoul, at: 40))
+        #expect(await test.node.hub.storeRecomputations == afterReport + 1, "dave reported: his post recounts")
+        #expect(recorder.last?.documents.map(\.created) == [10, 20, 40])
+    }
+
     @Test func aForgedMessageIsNeverShown() async throws {
         let test = try await TestNode.start()
         defer { test.stop() }

@@ -8,9 +8,9 @@ final class Connection {
     private var cache: [String: Statement] = [:]
 
     /// Opens (or creates) the database file at `path`.
-    init(path: String) throws(SQLiteError) {
+    init(path: String, readOnly: Bool = false) throws(SQLiteError) {
         var pointer: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let result = sqlite3_open_v2(path, &pointer, flags, nil)
         guard let pointer else { throw SQLiteError(extendedCode: result, message: "cannot allocate a connection") }
         guard result == SQLITE_OK else {
