@@ -24,10 +24,12 @@ let package = Package(
         .systemLibrary(
             name: "CDNSSD", pkgConfig: "avahi-compat-libdns_sd",
             providers: [.apt(["libavahi-compat-libdnssd-dev"])]),
+        // The C library and the kernel: system calls glibc does not wrap (no library to link).
+        .systemLibrary(name: "CSystem"),
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
 
         .target(name: "DongneCore", dependencies: ["CSodium"]),
-        .target(name: "DongneStore", dependencies: ["DongneCore", "CSQLite"]),
+        .target(name: "DongneStore", dependencies: ["DongneCore", "CSQLite", "CSystem"]),
         .target(name: "DongneNet", dependencies: ["DongneCore", "CDNSSD"]),
         .target(name: "Dongne", dependencies: ["DongneCore", "DongneStore", "DongneNet"]),
         .executableTarget(

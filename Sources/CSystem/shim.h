@@ -1,0 +1,33 @@
+#ifndef DONGNE_CSYSTEM_SHIM_H
+#define DONGNE_CSYSTEM_SHIM_H
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// struct sched_attr of sched_setattr(2), which glibc before 2.41 neither declares nor wraps.
+struct dongne_sched_attr {
+    uint32_t size;
+    uint32_t sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime;
+    uint64_t sched_deadline;
+    uint64_t sched_period;
+};
+
+// Sets the calling thread's nice value and, under SCHED_OTHER, its scheduler slice (sched_runtime, in ns;
+// Linux 6.12 and later use it as the thread's EEVDF request size). Returns 0, or -1 with errno set.
+static inline int dongne_set_thread_nice_and_slice(int nice, uint64_t slice_nanoseconds) {
+    struct dongne_sched_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.sched_policy = 0;  // SCHED_OTHER
+    attr.sched_nice = nice;
+    attr.sched_runtime = slice_nanoseconds;
+    return (int)syscall(SYS_sched_setattr, 0, &attr, 0);
+}
+
+#endif
