@@ -23,6 +23,9 @@ public struct Configuration: Sendable {
     /// Whether to advertise the node with DNS-SD (when it listens) and dial the dongne services it finds. Off
     /// by default for programs; the `dongne` command turns it on unless given `--no-dnssd`.
     public var discovery: Bool
+    /// How long the store may hold a received or local message's commit (see `Store.init(path:deferredCommitDelay:)`);
+    /// tests lengthen it to catch a message between its showing and its commit.
+    package var deferredCommitDelay: Duration = .milliseconds(4)
 
     /// A configuration; only the data directory and the display name have no default.
     public init(

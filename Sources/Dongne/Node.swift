@@ -62,7 +62,8 @@ public final class Node: Sendable {
             do { region = try ChannelName(normalizing: name) } catch { throw DongneError.invalidDocument(error) }
         }
         let identity = try IdentityFile.loadOrCreate(at: directory + "/" + IdentityFile.fileName)
-        let store = try Store(path: directory + "/dongne.sqlite")
+        let store = try Store(
+            path: directory + "/dongne.sqlite", deferredCommitDelay: configuration.deferredCommitDelay)
         let node = Node(configuration: configuration, identity: identity, store: store, region: region)
         if try store.setting(Self.displayNameSetting) != Array(configuration.displayName.utf8) {
             try await node.setDisplayName(configuration.displayName)
@@ -213,26 +214,40 @@ public final class Node: Sendable {
 
     /// Signs `body`, stores it as a pending local write, and shows it to local listeners, all before returning.
     ///
-    /// Peers get it first: it is sent as soon as it is queued for the store, while it commits and the disk
-    /// catches up, so the local disk is never on a message's way to other people. Local listeners see it once
-    /// it is committed; the call returns once it is on disk. Should the store fail, the call throws, and peers
-    /// that already took the document give it back at the next reconciliation.
+    /// Peers get it first: it is sent as soon as it is queued for the store, so the local disk is never on a
+    /// message's way to other people. A message then shows to local listeners at once, from memory (as a pending
+    /// write, see ``ArrivingMessages``), and its commit may wait a few milliseconds (see
+    /// `Store.insert(_:deferrable:whenVisible:)`); any other document shows once committed. The call returns
+    /// once it is on disk. Should the store fail, the message disappears from listeners again and the call
+    /// throws; peers that already took the document give it back at the next reconciliation.
     func publish(_ body: DocumentBody) async throws -> Document {
         let document: Document
         do { document = try Document.sign(body, created: clock.next(), by: identity) } catch {
             throw DongneError.invalidDocument(error)
         }
+        let shownAtOnce = source.arriving.addLocal(document)
         let (visible, committed) = AsyncStream<Void>.makeStream()
         let (durable, stored) = AsyncStream<Result<[InsertOutcome], StoreError>>.makeStream()
         // Queued before it is sent, so that no acknowledgement can overtake its pending state.
-        store.submitLocal([document], whenVisible: { committed.yield(); committed.finish() }) {
+        store.submitLocal([document], deferrable: !shownAtOnce.isEmpty, whenVisible: {
+            committed.yield()
+            committed.finish()
+        }) {
             committed.finish()
             stored.yield($0)
             stored.finish()
         }
         await network.get()?.published(document)
+        if !shownAtOnce.isEmpty { await hub.showArriving(channels: shownAtOnce) }
+        var wasCommitted = false
         for await _ in visible {
-            await hub.refresh(channels: document.channel.map { [$0] } ?? [])
+            wasCommitted = true
+            source.arriving.remove([document])
+            await hub.committed([document])
+        }
+        if !wasCommitted && !shownAtOnce.isEmpty {
+            source.arriving.remove([document])
+            await hub.refresh(channels: shownAtOnce)
         }
         var outcome: Result<[InsertOutcome], StoreError> = .failure(.closed)  // the writer always answers
         for await result in durable { outcome = result }

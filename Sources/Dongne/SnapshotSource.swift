@@ -13,13 +13,13 @@ struct SnapshotSource: Sendable {
     /// ``Store/arrivalShowing(of:by:)``): what every query of the channel merges in, checked once for all.
     func arrivals(in channel: ChannelID) throws(StoreError) -> Arrivals {
         var arrivals = Arrivals()
-        for (document, message) in arriving.messages(in: channel) {
-            switch try store.arrivalShowing(of: document.id, by: document.author) {
+        for arrival in arriving.messages(in: channel) {
+            switch try store.arrivalShowing(of: arrival.document.id, by: arrival.document.author) {
             case .afterCommit: continue
-            case .plain: arrivals.settled.insert(document.id)
+            case .plain: arrivals.settled.insert(arrival.document.id)
             case .plainByReporter: break
             }
-            arrivals.messages.append((document, message))
+            arrivals.messages.append(arrival)
         }
         return arrivals
     }
@@ -63,16 +63,17 @@ struct SnapshotSource: Sendable {
     }
 
     /// The plain `arrivals` `query` selects that the store did not return, as they will show once stored: no
-    /// reports, active, not pending.
+    /// reports, active, and pending if they are local writes.
     private func arrivingMessages(
-        for query: MessageQuery, among arrivals: [(Document, Message)], besides returned: Set<DocumentID>,
+        for query: MessageQuery, among arrivals: [ArrivingMessages.Arrival], besides returned: Set<DocumentID>,
         isFromCache: Bool
     ) -> [MessageSnapshot] {
         guard !arrivals.isEmpty, !query.matchesNothing else { return [] }
         let isActive = policy.isActive(reportCount: 0, retracted: false)
         if let wanted = query.isActive, wanted != isActive { return [] }
         var snapshots: [MessageSnapshot] = []
-        for (document, message) in arrivals where !returned.contains(document.id) {
+        for arrival in arrivals where !returned.contains(arrival.document.id) {
+            let (document, message) = (arrival.document, arrival.message)
             guard query.author.map({ $0 == document.author }) ?? true,
                 query.type.map({ $0 == MessageType(message.content) }) ?? true,
                 query.isWithinCursors(SortKey(created: document.created, id: document.id))
@@ -80,7 +81,7 @@ struct SnapshotSource: Sendable {
             snapshots.append(
                 MessageSnapshot(
                     document: document, message: message, reportCount: 0, isActive: isActive,
-                    metadata: SnapshotMetadata(hasPendingWrites: false, isFromCache: isFromCache)))
+                    metadata: SnapshotMetadata(hasPendingWrites: arrival.isLocalWrite, isFromCache: isFromCache)))
         }
         return snapshots
     }
@@ -114,7 +115,7 @@ struct SnapshotSource: Sendable {
 /// A channel's arriving messages that show before their commit, in no order.
 struct Arrivals: Sendable {
     /// The messages, as they will show once stored.
-    var messages: [(Document, Message)] = []
+    var messages: [ArrivingMessages.Arrival] = []
     /// Those whose commit changes nothing else a query returns (see ``ArrivalShowing/plain``).
     var settled: Set<DocumentID> = []
 }

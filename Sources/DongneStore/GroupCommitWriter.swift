@@ -14,7 +14,18 @@ import Foundation  // Thread and NSCondition
 /// and more than one write waits) the writer gathers
 /// for up to ``gatherWindow`` until ``targetRows`` rows wait: inserts land at random places of the id-keyed
 /// indexes, and a transaction writes each page it touched once, so more rows per transaction write fewer pages
-/// per row. A lone write after a quiet spell never waits.
+/// per row. A lone write after a quiet spell never waits, unless it is deferrable.
+///
+/// **Deferred commits.** A small write that nobody is shown through (a message received from a peer, or a
+/// local message, both already shown to listeners from memory) is *deferrable*: the writer holds it for up to
+/// ``deferredCommitDelay`` (4 ms by default) before committing, unless a write that is not deferrable arrives
+/// meanwhile (then everything queued commits at once, in order) or the store stops. Storing a message costs several times what
+/// showing it does (the inserts, the log's pages, the fsync and its interrupts), and on a machine whose cores
+/// are shared (several nodes, or a node beside other work) that cost, spent the moment a message arrives,
+/// lands on the way of that same message to the listeners of the other processes that got it. A few
+/// milliseconds later it lands in the quiet between messages instead, and the messages of a burst share one
+/// commit. Nothing waits for it meanwhile but the message's durability: its acknowledgement to the peer that
+/// sent it, and the return of a local `send`.
 final class GroupCommitWriter: @unchecked Sendable {
     /// A queued unit of work and the callback that learns how it ended.
     struct Write {
@@ -24,7 +35,17 @@ final class GroupCommitWriter: @unchecked Sendable {
         var visible: (@Sendable () -> Void)? = nil
         /// Rows it writes, roughly (documents, for an insert): what gathering counts.
         var rows = 1
+        /// Whether the writer may hold it (see the type's documentation); only writes of at most
+        /// ``GroupCommitWriter/deferrableRows`` rows are held.
+        var deferrable = false
+
+        /// Whether the writer may hold it.
+        var mayWait: Bool { deferrable && rows <= GroupCommitWriter.deferrableRows }
     }
+
+    /// The most rows a deferrable write may have: a live chat's datagram, not a catch-up (whose producer waits
+    /// for each commit, and whose big transactions keep the writer busy anyway).
+    static let deferrableRows = 16
 
     /// Most writes in one transaction, so one batch cannot hold the write lock for long.
     static let maximumBatch = 1_024
@@ -36,6 +57,12 @@ final class GroupCommitWriter: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [Write] = []
     private var queuedRows = 0
+    /// Queued writes that are not held (see ``Write/deferrable``).
+    private var queuedUrgent = 0
+    /// When the oldest of the queued writes was queued.
+    private var oldestQueued: ContinuousClock.Instant?
+    /// How long deferrable writes may wait for their commit.
+    let deferredCommitDelay: Duration
     private var lastBatchRows = 0
     private var stopping = false
     private var stopped = false
@@ -44,7 +71,8 @@ final class GroupCommitWriter: @unchecked Sendable {
     private var thread: Thread?
     private let logSync: WriteAheadLogSync
 
-    init(connection: Connection, path: String) {
+    init(connection: Connection, path: String, deferredCommitDelay: Duration) {
+        self.deferredCommitDelay = deferredCommitDelay
         logSync = WriteAheadLogSync(databasePath: path)
         self.connection = connection
         let thread = Thread { [unowned self] in self.run() }
@@ -60,8 +88,10 @@ final class GroupCommitWriter: @unchecked Sendable {
             write.completion(.failure(.closed))
             return
         }
+        if queue.isEmpty { oldestQueued = .now }
         queue.append(write)
         queuedRows += write.rows
+        if !write.mayWait { queuedUrgent += 1 }
         condition.signal()
         condition.unlock()
     }
@@ -73,6 +103,13 @@ final class GroupCommitWriter: @unchecked Sendable {
         condition.broadcast()
         while !stopped { condition.wait() }
         condition.unlock()
+    }
+
+    /// Writes queued and not yet taken into a transaction (held ones included).
+    var queuedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.count
     }
 
     /// Transactions and writes committed so far.
@@ -99,6 +136,7 @@ final class GroupCommitWriter: @unchecked Sendable {
         defer { condition.unlock() }
         while queue.isEmpty && !stopping { condition.wait() }
         guard !queue.isEmpty else { return nil }
+        holdDeferrable()
         // Several writers at once under a heavy stream: more are coming, so gather them. A single writer that
         // waits for each commit (one producer) would only be slowed by waiting.
         if lastBatchRows >= Self.heavyRows && queue.count >= 2 {
@@ -112,7 +150,20 @@ final class GroupCommitWriter: @unchecked Sendable {
         queue.removeFirst(count)
         lastBatchRows = batch.reduce(0) { $0 + $1.rows }
         queuedRows -= lastBatchRows
+        queuedUrgent = queue.count(where: { !$0.mayWait })
+        oldestQueued = queue.isEmpty ? nil : .now
         return batch
+    }
+
+    /// While only deferrable writes wait, waits until the oldest has waited ``deferredCommitDelay`` (or a write
+    /// that is not deferrable comes, or the store stops). Called with `condition` locked.
+    private func holdDeferrable() {
+        guard queuedUrgent == 0, let oldestQueued, deferredCommitDelay > .zero else { return }
+        let remaining = oldestQueued + deferredCommitDelay - .now
+        guard remaining > .zero else { return }
+        let deadline = Date(timeIntervalSinceNow: Double(remaining.components.attoseconds) / 1e18
+            + Double(remaining.components.seconds))
+        while queuedUrgent == 0 && queuedRows < Self.targetRows && !stopping && condition.wait(until: deadline) {}
     }
 
     private func commit(_ batch: [Write]) {

@@ -110,7 +110,7 @@ extension Store {
     ) async -> [Result<(Document, InsertOutcome), IngestError>] {
         var results = admitted.results
         do {
-            let outcomes = try await insert(admitted.fresh.map(\.document), whenVisible: whenVisible)
+            let outcomes = try await insert(admitted.fresh.map(\.document), deferrable: true, whenVisible: whenVisible)
             for (entry, outcome) in zip(admitted.fresh, outcomes) {
                 results[entry.index] = .success((entry.document, outcome))
             }

@@ -26,7 +26,11 @@ public final class Store: Sendable {
     let known: KnownDocuments
 
     /// Opens the database at `path`, creating it and bringing its schema up to date as needed.
-    public init(path: String) throws(StoreError) {
+    /// `deferredCommitDelay` is how long the writer may hold a deferrable write (see
+    /// ``insert(_:deferrable:whenVisible:)``): long enough for a message to reach every listener of a busy machine
+    /// (hundreds of microseconds), short against the second a peer waits for an acknowledgement before sending
+    /// again, and unnoticeable to a person whose `send` returns that much later.
+    public init(path: String, deferredCommitDelay: Duration = .milliseconds(4)) throws(StoreError) {
         self.path = path
         try PrivateFile.create(path)
         do {
@@ -53,7 +57,7 @@ public final class Store: Sendable {
             known = try KnownDocuments(
                 documents: Int(try readConnection.scalarInteger("SELECT coalesce(max(seq), 0) FROM documents")),
                 connection: readConnection)
-            writer = GroupCommitWriter(connection: writeConnection, path: path)
+            writer = GroupCommitWriter(connection: writeConnection, path: path, deferredCommitDelay: deferredCommitDelay)
             reader = ReadConnection(readConnection)
         } catch let error as SQLiteError {
             throw .sqlite(error)
@@ -101,6 +105,9 @@ public final class Store: Sendable {
     /// What the writer has committed so far.
     public var statistics: StoreStatistics { writer.statistics }
 
+    /// Writes queued for the writer and not yet in a transaction (held deferrable ones included): for tests.
+    package var queuedWrites: Int { writer.queuedCount }
+
     // MARK: Writing
 
     /// Stores `document` durably; returns whether it was new.
@@ -110,11 +117,14 @@ public final class Store: Sendable {
 
     /// Stores `documents` durably in one write (all or none); returns, for each, whether it was new.
     /// `whenVisible` runs (on the writer's thread) once they are committed and readable, before they are synced.
+    /// A `deferrable` write of a few documents (already shown to whoever needs them, as arriving messages are)
+    /// may wait up to the store's `deferredCommitDelay` for its commit, so that storing it does not compete for
+    /// the processor with its way to listeners; a write that is not deferrable commits everything queued at once.
     public func insert(
-        _ documents: [Document], whenVisible: (@Sendable () -> Void)? = nil
+        _ documents: [Document], deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil
     ) async throws(StoreError) -> [InsertOutcome] {
         let outcomes = LockedValue<[InsertOutcome]>([])
-        try await writeSQL(rows: documents.count, whenVisible: whenVisible) {
+        try await writeSQL(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) {
             [known] connection throws(SQLiteError) in
             var results: [InsertOutcome] = []
             results.reserveCapacity(documents.count)
@@ -129,11 +139,12 @@ public final class Store: Sendable {
 
     /// Runs `work` in the writer's next transaction and returns once it is durably committed.
     func write(
-        rows: Int = 1, whenVisible: (@Sendable () -> Void)? = nil,
+        rows: Int = 1, deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil,
         _ work: @escaping @Sendable (Connection) throws(StoreError) -> Void
     ) async throws(StoreError) {
         let result: Result<Void, StoreError> = await withCheckedContinuation { continuation in
-            submit(rows: rows, whenVisible: whenVisible, completion: { continuation.resume(returning: $0) }, work)
+            submit(rows: rows, deferrable: deferrable, whenVisible: whenVisible,
+                   completion: { continuation.resume(returning: $0) }, work)
         }
         try result.get()
     }
@@ -141,11 +152,12 @@ public final class Store: Sendable {
     /// Queues `work` for the writer's next transaction and returns at once: writes run in the order they were
     /// queued. `completion` hears once it is durably committed (or failed).
     func submit(
-        rows: Int = 1, whenVisible: (@Sendable () -> Void)? = nil,
+        rows: Int = 1, deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil,
         completion: @escaping @Sendable (Result<Void, StoreError>) -> Void,
         _ work: @escaping @Sendable (Connection) throws(StoreError) -> Void
     ) {
-        writer.submit(GroupCommitWriter.Write(work: work, completion: completion, visible: whenVisible, rows: rows))
+        writer.submit(GroupCommitWriter.Write(
+            work: work, completion: completion, visible: whenVisible, rows: rows, deferrable: deferrable))
     }
 
     // MARK: Reading

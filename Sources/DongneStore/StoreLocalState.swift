@@ -60,13 +60,14 @@ extension Store {
     /// Queues documents this node wrote, marked as pending until a peer acknowledges them, and returns at once;
     /// `completion` hears once they are durably stored (or why not). An acknowledgement that arrives after this
     /// returned clears them, even if it comes before they are committed: send them only after queueing them.
+    /// `deferrable` as for ``insert(_:deferrable:whenVisible:)``: for writes already shown to local listeners.
     public func submitLocal(
-        _ documents: [Document], whenVisible: (@Sendable () -> Void)? = nil,
+        _ documents: [Document], deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil,
         completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
     ) {
         pendingLocalWrites.update { pending in for document in documents { pending.insert(document.id) } }
         let outcomes = LockedValue<[InsertOutcome]>([])
-        submit(rows: documents.count, whenVisible: whenVisible) { [pendingLocalWrites] result in
+        submit(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) { [pendingLocalWrites] result in
             if case .failure = result {
                 pendingLocalWrites.update { pending in for document in documents { pending.remove(document.id) } }
             }
@@ -118,10 +119,10 @@ extension Store {
 
     /// Runs SQL in the writer's next transaction, turning SQLite's errors into the store's.
     func writeSQL(
-        rows: Int = 1, whenVisible: (@Sendable () -> Void)? = nil,
+        rows: Int = 1, deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil,
         _ work: @escaping @Sendable (Connection) throws(SQLiteError) -> Void
     ) async throws(StoreError) {
-        try await write(rows: rows, whenVisible: whenVisible) { connection throws(StoreError) in
+        try await write(rows: rows, deferrable: deferrable, whenVisible: whenVisible) { connection throws(StoreError) in
             do throws(SQLiteError) { try work(connection) } catch { throw .sqlite(error) }
         }
     }

@@ -4,8 +4,8 @@ import Testing
 
 @testable import Dongne
 
-/// Received messages are shown once their signatures hold, before their commit: reads merge them with the
-/// store exactly as they will show once stored, and withdraw them if the store fails.
+/// Received messages are shown once their signatures hold, and local ones at once, before their commit: reads
+/// merge them with the store exactly as they will show once stored, and withdraw them if the store fails.
 @Suite struct ArrivingMessagesTests {
     @Test func anArrivingMessageTakesItsPlaceInTheWindowBeforeItIsStored() async throws {
         let test = try await TestNode.start()
@@ -134,6 +134,58 @@ import Testing
         try await test.node.receive(try Others.message("넷", by: Others.dave, in: seoul, at: 40))
         #expect(await test.node.hub.storeRecomputations == afterReport + 1, "dave reported: his post recounts")
         #expect(recorder.last?.documents.map(\.created) == [10, 20, 40])
+
+        let mine = try await seoul.send(.text("다섯"))  // shown at once as a pending write, then committed
+        #expect(await test.node.hub.storeRecomputations == afterReport + 1, "a local message's commit neither")
+        #expect(recorder.last?.documents.last?.id == mine)
+        #expect(recorder.last?.documents.last?.metadata.hasPendingWrites == true)
+    }
+
+    @Test func aLocalMessageShowsAtOnceAsAPendingWriteWhileItsCommitWaits() async throws {
+        let hold = Duration.seconds(120)  // far longer than the test: waiting it out fails the test
+        let test = try await TestNode.start(deferredCommitDelay: hold)
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try seoul.messages.addSnapshotListener(recorder.callback)
+        defer { registration.remove() }
+        #expect(await recorder.waitFor(1))
+        let writes = test.node.store.statistics.writes
+
+        let sending = Task { try await seoul.send(.text("먼저 보여요")) }
+        #expect(await recorder.waitFor(2))
+        let shown = try #require(recorder.last?.documents.first)
+        #expect(recorder.last?.documentChanges.map(\.type) == [.added])
+        #expect(shown.metadata.hasPendingWrites, "a local write is pending until a peer has it")
+        #expect(try test.node.store.document(shown.id) == nil, "shown before it is stored")
+        #expect(test.node.store.statistics.writes == writes)
+        let read = try await seoul.messages.getDocuments()
+        #expect(read.documents.map(\.id) == [shown.id], "reads merge it in too")
+
+        let start = ContinuousClock.now
+        test.node.store.close()  // commits the held write at once
+        #expect(try await sending.value == shown.id)
+        #expect(ContinuousClock.now - start < hold / 2)
+        let reopened = try Store(path: test.directory + "/dongne.sqlite")
+        defer { reopened.close() }
+        #expect(try reopened.document(shown.id) != nil, "on disk once send returned")
+    }
+
+    @Test func aLocalMessageTheStoreCannotKeepIsWithdrawnAndItsSendThrows() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try seoul.messages.addSnapshotListener(recorder.callback)
+        defer { registration.remove() }
+        #expect(await recorder.waitFor(1))
+        test.node.store.close()  // writes fail from now on; reads still work
+
+        await #expect(throws: StoreError.self) { try await seoul.send(.text("저장 못 해요")) }
+        let changes = recorder.all.dropFirst().map { $0.documentChanges.map(\.type) }
+        #expect(changes == [[.added], [.removed]], "shown at once, withdrawn when its commit failed")
+        #expect(recorder.last?.documents.isEmpty == true)
+        #expect(try await seoul.messages.getDocuments().documents.isEmpty)
     }
 
     @Test func aForgedMessageIsNeverShown() async throws {

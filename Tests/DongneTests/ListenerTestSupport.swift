@@ -65,11 +65,15 @@ struct TestNode {
     let node: Node
     let directory: String
 
-    static func start(name: String = "민지", region: String? = nil, threshold: Int = 3) async throws -> TestNode {
+    static func start(
+        name: String = "민지", region: String? = nil, threshold: Int = 3,
+        deferredCommitDelay: Duration = .milliseconds(4)
+    ) async throws -> TestNode {
         let directory = NSTemporaryDirectory() + "dongne-listen-" + UUID().uuidString
-        let configuration = Configuration(
+        var configuration = Configuration(
             dataDirectory: directory, displayName: name, region: region, reportThreshold: threshold,
             clock: .stepping(from: 1_764_400_000_000))
+        configuration.deferredCommitDelay = deferredCommitDelay
         return TestNode(node: try await Node.start(configuration), directory: directory)
     }
 

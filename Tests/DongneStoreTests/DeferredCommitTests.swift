@@ -1,0 +1,79 @@
+import DongneCore
+import DongneStore
+import Foundation
+import Testing
+
+/// Deferrable writes (messages already shown from memory) may wait for their commit; everything else commits at
+/// once, and takes any held writes with it.
+@Suite struct DeferredCommitTests {
+    /// A hold far longer than any of these tests takes, even on a machine busy with the rest of the suite: one
+    /// that waits it out fails (and does not hang).
+    static let long = Duration.seconds(120)
+
+    @Test func aDeferrableWriteWaitsForTheDelayBeforeItCommits() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let delay = Duration.milliseconds(500)
+        let store = try Store(path: directory.file("store.sqlite"), deferredCommitDelay: delay)
+        defer { store.close() }
+        let document = try message("잠깐만요")
+        let start = ContinuousClock.now
+        #expect(try await store.insert([document], deferrable: true) == [.stored])
+        #expect(ContinuousClock.now - start >= delay, "held for the whole delay")
+        #expect(store.statistics.transactions == 1)
+    }
+
+    @Test func aWriteThatIsNotDeferrableCommitsTheHeldOnesWithIt() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"), deferredCommitDelay: Self.long)
+        defer { store.close() }
+        let (held, urgent) = (try message("나중에"), try message("지금", at: 1_001))
+        let visible = AsyncStream<Void>.makeStream()
+        let holding = Task { try await store.insert([held], deferrable: true, whenVisible: { visible.continuation.yield() }) }
+        await waitUntilQueued(store)  // the held write is queued before the urgent one
+        let start = ContinuousClock.now
+        #expect(try await store.insert([urgent]) == [.stored])
+        #expect(try await holding.value == [.stored])
+        #expect(ContinuousClock.now - start < Self.long / 2, "the urgent write did not wait for the held one")
+        #expect(store.statistics.transactions == 1 && store.statistics.writes == 2, "one transaction for both")
+        #expect(try store.document(held.id) != nil)
+    }
+
+    @Test func closingTheStoreCommitsHeldWritesAtOnce() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("store.sqlite")
+        let store = try Store(path: path, deferredCommitDelay: Self.long)
+        let held = try message("닫기 전에")
+        let holding = Task { try await store.insert([held], deferrable: true) }
+        await waitUntilQueued(store)
+        let start = ContinuousClock.now
+        store.close()
+        #expect(try await holding.value == [.stored])
+        #expect(ContinuousClock.now - start < Self.long / 2, "closing did not wait out the hold")
+        let reopened = try Store(path: path)
+        defer { reopened.close() }
+        #expect(try reopened.document(held.id) != nil, "it is on disk")
+    }
+
+    @Test func aCatchUpBatchIsNeverHeld() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"), deferredCommitDelay: Self.long)
+        defer { store.close() }
+        let batch = try (0..<17).map { try message("\($0)", at: 1_000 + UInt64($0)) }
+        let start = ContinuousClock.now
+        #expect(try await store.insert(batch, deferrable: true).count == 17)
+        #expect(ContinuousClock.now - start < Self.long / 2, "more than a datagram's worth commits at once")
+    }
+}
+
+/// Waits until `store`'s writer has a write queued (or already committed one: then the test fails on its own
+/// terms instead of waiting forever), for at most 60 s.
+private func waitUntilQueued(_ store: Store) async {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while store.queuedWrites == 0 && store.statistics.writes == 0 && ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+}
