@@ -6,6 +6,7 @@
  *
  * Each payload starts with the send time on CLOCK_BOOTTIME (the clock Swift's ContinuousClock reads, shared by
  * every network namespace of the machine), so a receiver's latency is its receive time minus that. */
+#include <errno.h>
 #include <mosquitto.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,12 +66,18 @@ int main(int argc, char **argv) {
         if (mosquitto_connect(m, argv[2], 1883, 30) != MOSQ_ERR_SUCCESS) { perror("connect"); return 1; }
         mosquitto_loop_start(m);
         char payload[300];
+        // Sends on a fixed schedule (start + i × gap), as the dongne sender does, whatever a publish costs.
+        struct timespec next;
+        clock_gettime(CLOCK_MONOTONIC, &next);
+        long gap_ns = atol(argv[4]) * 1000L;
         for (int i = 0; i < wanted; i++) {
             memset(payload, 'x', sizeof payload);
             int n = snprintf(payload, sizeof payload, "%lld %d ", now_ns(), i);
             payload[n] = 'x';
             mosquitto_publish(m, NULL, "dongne/bench", sizeof payload, payload, 0, false);
-            usleep(atoi(argv[4]));
+            next.tv_nsec += gap_ns;
+            while (next.tv_nsec >= 1000000000L) { next.tv_nsec -= 1000000000L; next.tv_sec += 1; }
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {}
         }
         sleep(1);
         mosquitto_loop_stop(m, true);

@@ -35,9 +35,12 @@ enum LanNode {
             try await Task.sleep(for: .milliseconds(50))
         }
         let filler = String(repeating: "가", count: 66)
+        // A fixed schedule (start + index × gap), so that the rate does not depend on what a send costs (it
+        // returns once the message is on disk) and matches the mosquitto publisher's.
+        let start = ContinuousClock.now
         for index in 0..<count {
             try await channel.send(.text("\(monotonicNanoseconds()) \(index) \(filler)"))
-            try await Task.sleep(for: .microseconds(gapMicroseconds))
+            try await Task.sleep(until: start + .microseconds(gapMicroseconds * UInt64(index + 1)), clock: .continuous)
         }
         try await Task.sleep(for: .seconds(2))  // let the last messages leave before stopping
     }
@@ -54,7 +57,7 @@ enum LanNode {
                 log.record(change.document.id, latency: now - sent)
             }
         }
-        FileManager.default.createFile(atPath: output + ".ready", contents: nil)
+        _ = FileManager.default.createFile(atPath: output + ".ready", contents: nil)
         let deadline = ContinuousClock.now + .seconds(120)
         while !log.isComplete && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         registration.remove()
