@@ -1,6 +1,5 @@
 #ifndef DONGNE_CSYSTEM_SHIM_H
 #define DONGNE_CSYSTEM_SHIM_H
-#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>

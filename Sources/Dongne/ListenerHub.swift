@@ -10,7 +10,8 @@ import Foundation
 /// 3. A document leaving the query's filter or window is `removed`; one entering it is `added`; one whose
 ///    report count or state changed while it stays is `modified`.
 /// 4. A local write reaches local listeners before the write call returns, with `hasPendingWrites == true`;
-///    this holds for every listener whose `addSnapshotListener` returned before the write started.
+///    this holds for every listener whose `addSnapshotListener` returned before the write started. A local
+///    message shows at once, from memory, before its commit (see ``ArrivingMessages``).
 /// 5. Changes of metadata alone are delivered only to listeners that asked with `includeMetadataChanges`.
 /// 6. `remove()` is idempotent and no callback runs after it returns.
 /// 7. Callbacks for one listener never overlap and arrive in order. All callbacks of a node run on this
@@ -175,9 +176,9 @@ actor ListenerHub {
         if let observer = channelObserver, !observer.refresh() { channelObserver = nil }
     }
 
-    /// Shows the arriving messages of these channels (checked, not yet committed: sentence 9) to their
-    /// listeners without asking the store again: each query's results are its previous ones with the new
-    /// arrivals merged in. Whatever else changed meanwhile comes with the full refresh its own change asks for.
+    /// Shows the arriving messages of these channels (received and checked, or local; not yet committed:
+    /// sentences 4 and 9) to their listeners without asking the store again: each query's results are its
+    /// previous ones with the new arrivals merged in. Whatever else changed meanwhile comes with the full refresh its own change asks for.
     func showArriving(channels: Set<ChannelID>) {
         admitPending()
         for channel in channels { recompute(channel, arrivalsOnly: true) }

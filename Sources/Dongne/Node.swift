@@ -239,19 +239,24 @@ public final class Node: Sendable {
         }
         await network.get()?.published(document)
         if !shownAtOnce.isEmpty { await hub.showArriving(channels: shownAtOnce) }
-        var wasCommitted = false
-        for await _ in visible {
-            wasCommitted = true
-            source.arriving.remove([document])
-            await hub.committed([document])
+        // Followed to its end in a task of its own: a caller cancelled meanwhile (whose `for await` would stop
+        // early) must not leave listeners without a message the store then keeps.
+        let settled = Task { [source, hub] () -> Result<[InsertOutcome], StoreError> in
+            var wasCommitted = false
+            for await _ in visible {
+                wasCommitted = true
+                source.arriving.remove([document])
+                await hub.committed([document])
+            }
+            if !wasCommitted && !shownAtOnce.isEmpty {
+                source.arriving.remove([document])
+                await hub.refresh(channels: shownAtOnce)
+            }
+            var outcome: Result<[InsertOutcome], StoreError> = .failure(.closed)  // the writer always answers
+            for await result in durable { outcome = result }
+            return outcome
         }
-        if !wasCommitted && !shownAtOnce.isEmpty {
-            source.arriving.remove([document])
-            await hub.refresh(channels: shownAtOnce)
-        }
-        var outcome: Result<[InsertOutcome], StoreError> = .failure(.closed)  // the writer always answers
-        for await result in durable { outcome = result }
-        _ = try outcome.get()
+        _ = try await settled.value.get()
         return document
     }
 
@@ -310,8 +315,14 @@ public final class Node: Sendable {
         let fresh = admitted.newDocuments
         let channels = admitted.newDocumentChannels
         var committed = false
+        // Its commit may wait when listeners see all of it already, from memory: only others' messages.
+        let deferrable = !fresh.isEmpty
+            && fresh.allSatisfy { document in
+                guard case .message = document.body else { return false }
+                return document.author != identity.publicKey
+            }
         let results = await writeShowing { [store] visible in
-            await store.commit(admitted, whenVisible: visible)
+            await store.commit(admitted, deferrable: deferrable, whenVisible: visible)
         } onVisible: {
             committed = true
             source.arriving.remove(fresh)

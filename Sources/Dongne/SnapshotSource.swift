@@ -6,7 +6,7 @@ struct SnapshotSource: Sendable {
     let viewer: PublicKey
     let policy: ModerationPolicy
 
-    /// Received messages checked but not yet committed, merged into every read.
+    /// Messages shown before their commit (received and checked, or local), merged into every read.
     let arriving = ArrivingMessages()
 
     /// The arriving messages of a channel that show before their commit (see

@@ -8,7 +8,7 @@ public enum InsertOutcome: Hashable, Sendable {
     case duplicate
 }
 
-/// How a received message not stored yet would show once stored (``Store/arrivalShowing(of:by:)``).
+/// How a message not stored yet (received, or local) would show once stored (``Store/arrivalShowing(of:by:)``).
 public enum ArrivalShowing: Hashable, Sendable {
     /// Not as a plain new message (blocked author, or a report or retraction stored first): only once stored.
     case afterCommit

@@ -4,7 +4,8 @@ import Foundation  // Thread and NSCondition
 ///
 /// Writes queue up while the previous transaction commits; the writer then takes everything queued (at most
 /// ``maximumBatch`` writes) into one transaction and one fsync. A write therefore waits for at most the commit in
-/// progress and its own, and the fsync cost is shared by every write in the batch. Each write runs inside its own
+/// progress and its own (a deferrable one also for its hold, below), and the fsync cost is shared by every write
+/// in the batch. Each write runs inside its own
 /// savepoint, so a write that fails rolls back alone while the rest of the batch commits. Once COMMIT returned
 /// (with `synchronous=NORMAL`: visible to readers, safe from a crash of the process) each write's `visible`
 /// callback runs; the completions run once ``WriteAheadLogSync`` has synced the log: the write is on disk. The
@@ -16,10 +17,10 @@ import Foundation  // Thread and NSCondition
 /// indexes, and a transaction writes each page it touched once, so more rows per transaction write fewer pages
 /// per row. A lone write after a quiet spell never waits, unless it is deferrable.
 ///
-/// **Deferred commits.** A small write that nobody is shown through (a message received from a peer, or a
-/// local message, both already shown to listeners from memory) is *deferrable*: the writer holds it for up to
-/// ``deferredCommitDelay`` (4 ms by default) before committing, unless a write that is not deferrable arrives
-/// meanwhile (then everything queued commits at once, in order) or the store stops. Storing a message costs several times what
+/// **Deferred commits.** A small write whose documents listeners already see from memory (messages received
+/// from peers, or a local message) is *deferrable*: the writer holds it for up to ``deferredCommitDelay``
+/// (4 ms by default) before committing, unless a write that is not deferrable arrives meanwhile (then
+/// everything queued commits at once, in order) or the store stops. Storing a message costs several times what
 /// showing it does (the inserts, the log's pages, the fsync and its interrupts), and on a machine whose cores
 /// are shared (several nodes, or a node beside other work) that cost, spent the moment a message arrives,
 /// lands on the way of that same message to the listeners of the other processes that got it. A few
@@ -35,12 +36,15 @@ final class GroupCommitWriter: @unchecked Sendable {
         var visible: (@Sendable () -> Void)? = nil
         /// Rows it writes, roughly (documents, for an insert): what gathering counts.
         var rows = 1
-        /// Whether the writer may hold it (see the type's documentation); only writes of at most
-        /// ``GroupCommitWriter/deferrableRows`` rows are held.
+        /// Whether the writer may hold it (see the type's documentation); only writes of 1 to
+        /// ``GroupCommitWriter/deferrableRows`` rows are held (an empty one is the durability barrier that
+        /// duplicates are acknowledged behind).
         var deferrable = false
+        /// When it was queued.
+        var queuedAt = ContinuousClock.now
 
         /// Whether the writer may hold it.
-        var mayWait: Bool { deferrable && rows <= GroupCommitWriter.deferrableRows }
+        var mayWait: Bool { deferrable && rows > 0 && rows <= GroupCommitWriter.deferrableRows }
     }
 
     /// The most rows a deferrable write may have: a live chat's datagram, not a catch-up (whose producer waits
@@ -59,8 +63,6 @@ final class GroupCommitWriter: @unchecked Sendable {
     private var queuedRows = 0
     /// Queued writes that are not held (see ``Write/deferrable``).
     private var queuedUrgent = 0
-    /// When the oldest of the queued writes was queued.
-    private var oldestQueued: ContinuousClock.Instant?
     /// How long deferrable writes may wait for their commit.
     let deferredCommitDelay: Duration
     private var lastBatchRows = 0
@@ -88,7 +90,6 @@ final class GroupCommitWriter: @unchecked Sendable {
             write.completion(.failure(.closed))
             return
         }
-        if queue.isEmpty { oldestQueued = .now }
         queue.append(write)
         queuedRows += write.rows
         if !write.mayWait { queuedUrgent += 1 }
@@ -136,10 +137,10 @@ final class GroupCommitWriter: @unchecked Sendable {
         defer { condition.unlock() }
         while queue.isEmpty && !stopping { condition.wait() }
         guard !queue.isEmpty else { return nil }
-        holdDeferrable()
+        let held = holdDeferrable()
         // Several writers at once under a heavy stream: more are coming, so gather them. A single writer that
         // waits for each commit (one producer) would only be slowed by waiting.
-        if lastBatchRows >= Self.heavyRows && queue.count >= 2 {
+        if !held && lastBatchRows >= Self.heavyRows && queue.count >= 2 {
             let deadline = Date(timeIntervalSinceNow: Self.gatherWindow)
             while queuedRows < Self.targetRows && queue.count < Self.maximumBatch && !stopping
                 && condition.wait(until: deadline)
@@ -151,19 +152,25 @@ final class GroupCommitWriter: @unchecked Sendable {
         lastBatchRows = batch.reduce(0) { $0 + $1.rows }
         queuedRows -= lastBatchRows
         queuedUrgent = queue.count(where: { !$0.mayWait })
-        oldestQueued = queue.isEmpty ? nil : .now
         return batch
     }
 
     /// While only deferrable writes wait, waits until the oldest has waited ``deferredCommitDelay`` (or a write
-    /// that is not deferrable comes, or the store stops). Called with `condition` locked.
-    private func holdDeferrable() {
-        guard queuedUrgent == 0, let oldestQueued, deferredCommitDelay > .zero else { return }
-        let remaining = oldestQueued + deferredCommitDelay - .now
-        guard remaining > .zero else { return }
-        let deadline = Date(timeIntervalSinceNow: Double(remaining.components.attoseconds) / 1e18
-            + Double(remaining.components.seconds))
-        while queuedUrgent == 0 && queuedRows < Self.targetRows && !stopping && condition.wait(until: deadline) {}
+    /// that is not deferrable comes, or the store stops); whether it waited. Called with `condition` locked.
+    /// The time left is measured on the monotonic clock before each wait, so only one wait (at most the time
+    /// left) follows the wall clock `NSCondition` takes.
+    private func holdDeferrable() -> Bool {
+        guard queuedUrgent == 0, let oldest = queue.first?.queuedAt, deferredCommitDelay > .zero else { return false }
+        let due = oldest + deferredCommitDelay
+        var held = false
+        while queuedUrgent == 0 && queuedRows < Self.targetRows && !stopping {
+            let remaining = due - .now
+            guard remaining > .zero else { break }
+            held = true
+            let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
+            _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
+        }
+        return held
     }
 
     private func commit(_ batch: [Write]) {

@@ -104,13 +104,14 @@ extension Store {
     }
 
     /// Stores the new documents of an admitted batch in one durable write; the results of the whole batch.
-    /// `whenVisible` as for ``insert(_:whenVisible:)``.
+    /// `deferrable` and `whenVisible` as for ``insert(_:deferrable:whenVisible:)``.
     public func commit(
-        _ admitted: AdmittedBatch, whenVisible: (@Sendable () -> Void)? = nil
+        _ admitted: AdmittedBatch, deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil
     ) async -> [Result<(Document, InsertOutcome), IngestError>] {
         var results = admitted.results
         do {
-            let outcomes = try await insert(admitted.fresh.map(\.document), deferrable: true, whenVisible: whenVisible)
+            let outcomes = try await insert(
+                admitted.fresh.map(\.document), deferrable: deferrable, whenVisible: whenVisible)
             for (entry, outcome) in zip(admitted.fresh, outcomes) {
                 results[entry.index] = .success((entry.document, outcome))
             }

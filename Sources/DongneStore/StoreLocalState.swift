@@ -47,7 +47,7 @@ extension Store {
     }
 
     /// Stores documents this node wrote, marked as pending until a peer acknowledges them. `whenVisible` as
-    /// for ``insert(_:whenVisible:)``.
+    /// for ``insert(_:deferrable:whenVisible:)``.
     public func insertLocal(
         _ documents: [Document], whenVisible: (@Sendable () -> Void)? = nil
     ) async throws(StoreError) -> [InsertOutcome] {

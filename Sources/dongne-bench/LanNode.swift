@@ -40,7 +40,8 @@ enum LanNode {
         let start = ContinuousClock.now
         for index in 0..<count {
             try await channel.send(.text("\(monotonicNanoseconds()) \(index) \(filler)"))
-            try await Task.sleep(until: start + .microseconds(gapMicroseconds * UInt64(index + 1)), clock: .continuous)
+            let next = start + .microseconds(gapMicroseconds * UInt64(index + 1))
+            try await Task.sleep(until: next, clock: .continuous)
         }
         try await Task.sleep(for: .seconds(2))  // let the last messages leave before stopping
     }

@@ -29,8 +29,7 @@ import Testing
         let store = try Store(path: directory.file("store.sqlite"), deferredCommitDelay: Self.long)
         defer { store.close() }
         let (held, urgent) = (try message("나중에"), try message("지금", at: 1_001))
-        let visible = AsyncStream<Void>.makeStream()
-        let holding = Task { try await store.insert([held], deferrable: true, whenVisible: { visible.continuation.yield() }) }
+        let holding = Task { try await store.insert([held], deferrable: true) }
         await waitUntilQueued(store)  // the held write is queued before the urgent one
         let start = ContinuousClock.now
         #expect(try await store.insert([urgent]) == [.stored])
@@ -66,6 +65,18 @@ import Testing
         let start = ContinuousClock.now
         #expect(try await store.insert(batch, deferrable: true).count == 17)
         #expect(ContinuousClock.now - start < Self.long / 2, "more than a datagram's worth commits at once")
+    }
+}
+
+extension DeferredCommitTests {
+    @Test func anEmptyWriteIsNeverHeld() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"), deferredCommitDelay: Self.long)
+        defer { store.close() }
+        let start = ContinuousClock.now
+        #expect(try await store.insert([], deferrable: true).isEmpty)
+        #expect(ContinuousClock.now - start < Self.long / 2, "duplicates are acknowledged behind it: at once")
     }
 }
 
