@@ -178,7 +178,8 @@ actor ListenerHub {
 
     /// Shows the arriving messages of these channels (received and checked, or local; not yet committed:
     /// sentences 4 and 9) to their listeners without asking the store again: each query's results are its
-    /// previous ones with the new arrivals merged in. Whatever else changed meanwhile comes with the full refresh its own change asks for.
+    /// previous ones with the new arrivals merged in. Whatever else changed meanwhile comes with the full
+    /// refresh its own change asks for.
     func showArriving(channels: Set<ChannelID>) {
         admitPending()
         for channel in channels { recompute(channel, arrivalsOnly: true) }

@@ -291,22 +291,27 @@ public final class Node: Sendable {
     package func receive(
         _ documents: [[UInt8]], verified: @Sendable ([DocumentID]) async -> Void = { _ in }
     ) async -> [Result<(Document, InsertOutcome), IngestError>] {
-        let checked = check(store.admit(documents))
+        let (checked, showing) = check(store.admit(documents))
+        await show(showing)
         if checked.newDocumentCount > 0 { await verified(checked.newDocumentIDs) }
         return await keep(checked)
     }
 
-    /// Checks received documents in the calling thread (the signatures are most of the cost) and shows the new
-    /// messages to listeners at once: the first half of ``receive(_:verified:)``, for a caller that forwards
-    /// them itself before ``keep(_:)``.
-    package func check(parsed documents: [UnverifiedDocument]) -> AdmittedBatch {
+    /// Checks received documents in the calling thread (the signatures are most of the cost) and holds the new
+    /// messages for listeners (see ``ArrivingMessages``): the first half of ``receive(_:verified:)``, for a
+    /// caller that forwards them itself, then passes the channels returned to ``show(_:)`` and the batch to
+    /// ``keep(_:)``.
+    package func check(parsed documents: [UnverifiedDocument]) -> (AdmittedBatch, showing: Set<ChannelID>) {
         check(store.admit(parsed: documents))
     }
 
-    private func check(_ admitted: AdmittedBatch) -> AdmittedBatch {
-        let showing = source.arriving.add(admitted.newDocuments, except: identity.publicKey)
-        if !showing.isEmpty { Task { await hub.showArriving(channels: showing) } }
-        return admitted
+    private func check(_ admitted: AdmittedBatch) -> (AdmittedBatch, showing: Set<ChannelID>) {
+        (admitted, source.arriving.add(admitted.newDocuments, except: identity.publicKey))
+    }
+
+    /// Shows the messages ``check(parsed:)`` held in these channels to their listeners.
+    package func show(_ channels: Set<ChannelID>) async {
+        if !channels.isEmpty { await hub.showArriving(channels: channels) }
     }
 
     /// Stores what ``check(parsed:)`` admitted; the results once it is on disk. The messages shown on arrival

@@ -8,6 +8,12 @@ import Foundation
 /// writes; gossip directives become session messages, admissions into the store (which shows new documents to
 /// listeners), and timers.
 actor PeerNetwork {
+    /// Received documents checked in place (``admit(_:)``): who sent them, what passed, and the channels whose
+    /// listeners are to see them.
+    typealias CheckedArrival = (
+        documents: [(document: UnverifiedDocument, from: PeerID)], admitted: AdmittedBatch, showing: Set<ChannelID>
+    )
+
     struct Link {
         let connection: TCPConnection
         var session: SecureSession
@@ -83,6 +89,10 @@ actor PeerNetwork {
     var reconciliation = ReconciliationInstance()
     private let start = ContinuousClock.now
     var stopped = false
+    /// Received documents checked in place, to show and store once the handler that checked them is done.
+    var checkedArrivals: [CheckedArrival] = []
+    /// Whether a datagram is being handled (it passes on its checked arrivals itself).
+    var handlingDatagram = false
     let events: AsyncStream<PeerEvent>.Continuation
     /// Peer events, for status lines; buffered up to 256 (the oldest dropped).
     nonisolated let peerEvents: AsyncStream<PeerEvent>
@@ -381,13 +391,16 @@ actor PeerNetwork {
     private func admit(_ documents: [(document: UnverifiedDocument, from: PeerID)]) {
         guard let owner else { return }
         if documents.count <= Self.documentsCheckedInPlace {
-            let admitted = owner.check(parsed: documents.map(\.document))
+            let (admitted, showing) = owner.check(parsed: documents.map(\.document))
             forward(admitted.newDocumentIDs)
-            Task { await settle(documents, await owner.keep(admitted)) }
+            checkedArrivals.append((documents, admitted, showing))
+            // A datagram's handler passes them on itself when it is done; anything else gets a task for it.
+            if !handlingDatagram { Task { await passOnCheckedArrivals() } }
         } else {
             Task { [weak self] in
-                let admitted = owner.check(parsed: documents.map(\.document))
+                let (admitted, showing) = owner.check(parsed: documents.map(\.document))
                 await self?.forward(admitted.newDocumentIDs)
+                await owner.show(showing)
                 await self?.settle(documents, await owner.keep(admitted))
             }
         }
@@ -395,6 +408,19 @@ actor PeerNetwork {
 
     /// At most this many received documents are checked on the actor itself (about 65 µs each).
     static let documentsCheckedInPlace = 4
+
+    /// Shows what ``admit(_:)`` checked in place to listeners, then stores it. Awaited by the task that handled
+    /// the datagram, this switches straight to the listener hub on the same thread: no other thread is woken on
+    /// a message's way to its callbacks, and the store's work (and its thread's wake-up) comes after them.
+    func passOnCheckedArrivals() async {
+        guard let owner, !checkedArrivals.isEmpty else { return }
+        let arrivals = checkedArrivals
+        checkedArrivals = []
+        await owner.show(arrivals.reduce(into: Set<ChannelID>()) { $0.formUnion($1.showing) })
+        for (documents, admitted, _) in arrivals {
+            Task { await settle(documents, await owner.keep(admitted)) }
+        }
+    }
 
     /// Tells the core how each admitted document ended.
     private func settle(

@@ -45,9 +45,18 @@ extension PeerNetwork {
         if !socket.send(datagram, to: route.address) { sendGossip(message, to: id) }
     }
 
-    /// A datagram arrived: cheap checks (index, size, replay window, MAC) before anything reads it; a datagram
-    /// that opens must hold a batch, which then takes the same path as one from the session.
-    func receivedDatagram(_ bytes: [UInt8]) {
+    /// A datagram arrived: handled at once, then the messages it brought are shown to listeners from this same
+    /// task (see ``passOnCheckedArrivals()``).
+    func receivedDatagram(_ bytes: [UInt8]) async {
+        handlingDatagram = true
+        handleDatagram(bytes)
+        handlingDatagram = false
+        await passOnCheckedArrivals()
+    }
+
+    /// Cheap checks (index, size, replay window, MAC) before anything reads it; a datagram that opens must hold
+    /// a batch, which then takes the same path as one from the session.
+    private func handleDatagram(_ bytes: [UInt8]) {
         guard let index = DatagramChannel.receiverIndex(of: bytes), let id = datagramSessions[index],
             var link = links[id], var channel = link.datagram
         else { return }
