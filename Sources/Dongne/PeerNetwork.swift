@@ -93,6 +93,8 @@ actor PeerNetwork {
     var checkedArrivals: [CheckedArrival] = []
     /// Whether a datagram is being handled (it passes on its checked arrivals itself).
     var handlingDatagram = false
+    /// Whether a task to pass on checked arrivals is queued already.
+    var passingOnScheduled = false
     let events: AsyncStream<PeerEvent>.Continuation
     /// Peer events, for status lines; buffered up to 256 (the oldest dropped).
     nonisolated let peerEvents: AsyncStream<PeerEvent>
@@ -384,10 +386,11 @@ actor PeerNetwork {
         perform(actions, on: id)
     }
 
-    /// Checks received documents (the node shows new messages at once), forwards the valid new ones, stores
+    /// Checks received documents, forwards the valid new ones, shows the new messages to listeners and stores
     /// them, then tells the core. A few documents (a live chat: one datagram's worth) are checked right here,
-    /// saving a thread's wake-up on a message's way to listeners and peers; more (a catch-up) are checked in a
-    /// task of their own, so that this actor keeps serving sessions meanwhile.
+    /// saving a thread's wake-up on a message's way to listeners and peers, and shown and stored by
+    /// ``passOnCheckedArrivals()``; more (a catch-up) are checked in a task of their own, so that this actor
+    /// keeps serving sessions meanwhile, and stored without waiting for listeners.
     private func admit(_ documents: [(document: UnverifiedDocument, from: PeerID)]) {
         guard let owner else { return }
         if documents.count <= Self.documentsCheckedInPlace {
@@ -395,12 +398,15 @@ actor PeerNetwork {
             forward(admitted.newDocumentIDs)
             checkedArrivals.append((documents, admitted, showing))
             // A datagram's handler passes them on itself when it is done; anything else gets a task for it.
-            if !handlingDatagram { Task { await passOnCheckedArrivals() } }
+            if !handlingDatagram && !passingOnScheduled {
+                passingOnScheduled = true
+                Task { await passOnCheckedArrivals() }
+            }
         } else {
             Task { [weak self] in
                 let (admitted, showing) = owner.check(parsed: documents.map(\.document))
                 await self?.forward(admitted.newDocumentIDs)
-                await owner.show(showing)
+                Task { await owner.show(showing) }
                 await self?.settle(documents, await owner.keep(admitted))
             }
         }
@@ -410,12 +416,22 @@ actor PeerNetwork {
     static let documentsCheckedInPlace = 4
 
     /// Shows what ``admit(_:)`` checked in place to listeners, then stores it. Awaited by the task that handled
-    /// the datagram, this switches straight to the listener hub on the same thread: no other thread is woken on
-    /// a message's way to its callbacks, and the store's work (and its thread's wake-up) comes after them.
+    /// the datagram, the hub runs next on that task, with no task of its own to wake a second thread for while
+    /// this actor is still busy, and the store's work (and its thread's wake-up) comes after the callbacks. The
+    /// price: storing a live message waits for its listeners' callbacks (which should return quickly, sentence 7
+    /// of the listener contract), and so does its acknowledgement.
     func passOnCheckedArrivals() async {
-        guard let owner, !checkedArrivals.isEmpty else { return }
+        passingOnScheduled = false
         let arrivals = checkedArrivals
         checkedArrivals = []
+        guard !arrivals.isEmpty else { return }
+        guard let owner else {
+            // The node is gone: nothing is stored, and the core hears so (the senders send them again).
+            for (documents, _, _) in arrivals {
+                settle(documents, documents.map { _ in .failure(.store(.closed)) })
+            }
+            return
+        }
         await owner.show(arrivals.reduce(into: Set<ChannelID>()) { $0.formUnion($1.showing) })
         for (documents, admitted, _) in arrivals {
             Task { await settle(documents, await owner.keep(admitted)) }
