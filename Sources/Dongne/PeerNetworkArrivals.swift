@@ -1,0 +1,84 @@
+import DongneCore
+import DongneStore
+
+/// Received documents after the core asked to admit them: checked, forwarded, shown to listeners, stored, and
+/// how each ended told to the core.
+extension PeerNetwork {
+    /// Checks received documents, forwards the valid new ones, shows the new messages to listeners and stores
+    /// them, then tells the core. A few documents (a live chat: one datagram's worth) are checked right here,
+    /// saving a thread's wake-up on a message's way to listeners and peers, and shown and stored by
+    /// ``passOnCheckedArrivals()``; more (a catch-up) are checked in a task of their own, so that this actor
+    /// keeps serving sessions meanwhile, and stored without waiting for listeners.
+    func admit(_ documents: [(document: UnverifiedDocument, from: PeerID)]) {
+        guard let owner else { return }
+        if documents.count <= Self.documentsCheckedInPlace {
+            let (admitted, showing) = owner.check(parsed: documents.map(\.document))
+            forward(admitted.newDocumentIDs)
+            checkedArrivals.append((documents, admitted, showing))
+            // A datagram's handler passes them on itself when it is done; anything else gets a task for it.
+            if !handlingDatagram && !passingOnScheduled {
+                passingOnScheduled = true
+                Task { await passOnCheckedArrivals() }
+            }
+        } else {
+            Task { [weak self] in
+                let (admitted, showing) = owner.check(parsed: documents.map(\.document))
+                await self?.forward(admitted.newDocumentIDs)
+                Task { await owner.show(showing) }
+                await self?.settle(documents, await owner.keep(admitted))
+            }
+        }
+    }
+
+    /// At most this many received documents are checked on the actor itself (about 65 µs each).
+    static let documentsCheckedInPlace = 4
+
+    /// Shows what ``admit(_:)`` checked in place to listeners, then stores it. Awaited by the task that handled
+    /// the datagram, the hub runs next on that task, with no task of its own to wake a second thread for while
+    /// this actor is still busy, and the store's work (and its thread's wake-up) comes after the callbacks. The
+    /// price: storing a live message waits for its listeners' callbacks (which should return quickly, sentence 7
+    /// of the listener contract), and so does its acknowledgement.
+    func passOnCheckedArrivals() async {
+        passingOnScheduled = false
+        let arrivals = checkedArrivals
+        checkedArrivals = []
+        guard !arrivals.isEmpty else { return }
+        guard let owner else {
+            // The node is gone: nothing is stored, and the core hears so (the senders send them again).
+            for (documents, _, _) in arrivals {
+                settle(documents, documents.map { _ in .failure(.store(.closed)) })
+            }
+            return
+        }
+        await owner.show(arrivals.reduce(into: Set<ChannelID>()) { $0.formUnion($1.showing) })
+        for (documents, admitted, _) in arrivals {
+            Task { await settle(documents, await owner.keep(admitted)) }
+        }
+    }
+
+    /// Tells the core how each admitted document ended.
+    func settle(
+        _ documents: [(document: UnverifiedDocument, from: PeerID)],
+        _ results: [Result<(Document, InsertOutcome), IngestError>]
+    ) {
+        for (admission, result) in zip(documents, results) {
+            let id = admission.document.id
+            links[admission.from]?.admitting -= 1
+            switch result {
+            case .success: apply(gossip.handle(.admitted(id)))
+            case .failure(.invalid):
+                apply(gossip.handle(.refused(id)))
+                refuse(1, from: admission.from)
+            case .failure(.store): apply(gossip.handle(.storeFailed(id)))
+            }
+        }
+    }
+
+    /// Verified documents go on to other peers before they are stored: durability never waits in the
+    /// forwarding path.
+    private func forward(_ ids: [DocumentID]) {
+        guard !ids.isEmpty else { return }
+        advanceGossipClock()
+        for id in ids { apply(gossip.handle(.verified(id))) }
+    }
+}
