@@ -2,7 +2,10 @@
 #define DONGNE_CSYSTEM_SHIM_H
 #include <stdint.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 // struct sched_attr of sched_setattr(2), which glibc before 2.41 neither declares nor wraps.
@@ -27,6 +30,25 @@ static inline int dongne_set_thread_nice_and_slice(int nice, uint64_t slice_nano
     attr.sched_nice = nice;
     attr.sched_runtime = slice_nanoseconds;
     return (int)syscall(SYS_sched_setattr, 0, &attr, 0);
+}
+
+// A non-blocking, close-on-exec eventfd(2) (a counter another thread adds to, to wake a poll(2)), or -1.
+static inline int dongne_eventfd(void) {
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+// A non-blocking, close-on-exec timerfd(2) on CLOCK_MONOTONIC, or -1.
+static inline int dongne_timerfd(void) {
+    return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+}
+
+// Arms `fd` (a timerfd) to expire once, `nanoseconds` from now; 0 disarms it. Returns 0, or -1 with errno set.
+static inline int dongne_timerfd_arm(int fd, uint64_t nanoseconds) {
+    struct itimerspec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.it_value.tv_sec = (time_t)(nanoseconds / 1000000000u);
+    spec.it_value.tv_nsec = (long)(nanoseconds % 1000000000u);
+    return timerfd_settime(fd, 0, &spec, NULL);
 }
 
 #endif

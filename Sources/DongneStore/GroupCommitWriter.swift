@@ -55,10 +55,18 @@ final class GroupCommitWriter: @unchecked Sendable {
     static let maximumBatch = 1_024
     static let heavyRows = 256
     static let targetRows = 2_048
-    static let gatherWindow: TimeInterval = 0.005
+    static let gatherWindow: Duration = .milliseconds(5)
 
     // Everything below is guarded by `condition`, except `connection`, which only the writer thread touches.
+    // The writer sleeps on `wakeup`, not on `condition` (see ``submit(_:)``); `condition` is its lock, and
+    // ``stop()`` waits on it for the thread to end.
     private let condition = NSCondition()
+    private let wakeup: ThreadWakeup
+    /// The writer is asleep, or about to be: a write it must not hold wakes it.
+    private var writerSleeps = false
+    /// The writer sleeps with nothing queued and its timer disarmed: a held write arms the timer for its end.
+    private var writerIdles = false
+    private var timerArmed = false
     private var queue: [Write] = []
     private var queuedRows = 0
     /// Queued writes that are not held (see ``Write/deferrable``).
@@ -73,7 +81,11 @@ final class GroupCommitWriter: @unchecked Sendable {
     private var thread: Thread?
     private let logSync: WriteAheadLogSync
 
-    init(connection: Connection, path: String, deferredCommitDelay: Duration) {
+    init(connection: Connection, path: String, deferredCommitDelay: Duration) throws(StoreError) {
+        guard let wakeup = ThreadWakeup() else {
+            throw .file(path: path, reason: "no file descriptors left for the writer (\(String(cString: strerror(errno))))")
+        }
+        self.wakeup = wakeup
         self.deferredCommitDelay = deferredCommitDelay
         logSync = WriteAheadLogSync(databasePath: path)
         self.connection = connection
@@ -83,6 +95,10 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     /// Queues `write`; it fails at once with ``StoreError/closed`` after ``stop()``.
+    ///
+    /// A write the writer must not hold wakes it. A held one does not: a writer that idles gets its timer armed
+    /// for the end of the hold instead (one system call, no wake-up now, when a message is on its way to
+    /// listeners), and a busy or holding one looks at the queue again anyway.
     func submit(_ write: Write) {
         condition.lock()
         guard !stopping else {
@@ -93,7 +109,16 @@ final class GroupCommitWriter: @unchecked Sendable {
         queue.append(write)
         queuedRows += write.rows
         if !write.mayWait { queuedUrgent += 1 }
-        condition.signal()
+        if write.mayWait && deferredCommitDelay > .zero {
+            if writerIdles {
+                writerIdles = false
+                timerArmed = true
+                wakeup.arm(after: deferredCommitDelay)
+            }
+        } else if writerSleeps {
+            writerSleeps = false
+            wakeup.wake()
+        }
         condition.unlock()
     }
 
@@ -101,7 +126,7 @@ final class GroupCommitWriter: @unchecked Sendable {
     func stop() {
         condition.lock()
         stopping = true
-        condition.broadcast()
+        wakeup.wake()
         while !stopped { condition.wait() }
         condition.unlock()
     }
@@ -135,16 +160,18 @@ final class GroupCommitWriter: @unchecked Sendable {
     private func nextBatch() -> [Write]? {
         condition.lock()
         defer { condition.unlock() }
-        while queue.isEmpty && !stopping { condition.wait() }
+        while queue.isEmpty && !stopping { sleep(until: nil) }
         guard !queue.isEmpty else { return nil }
         let held = holdDeferrable()
         // Several writers at once under a heavy stream: more are coming, so gather them. A single writer that
         // waits for each commit (one producer) would only be slowed by waiting.
         if !held && lastBatchRows >= Self.heavyRows && queue.count >= 2 {
-            let deadline = Date(timeIntervalSinceNow: Self.gatherWindow)
+            let deadline = ContinuousClock.now + Self.gatherWindow
             while queuedRows < Self.targetRows && queue.count < Self.maximumBatch && !stopping
-                && condition.wait(until: deadline)
-            {}
+                && ContinuousClock.now < deadline
+            {
+                sleep(until: deadline)
+            }
         }
         let count = min(queue.count, Self.maximumBatch)
         let batch = Array(queue.prefix(count))
@@ -157,20 +184,34 @@ final class GroupCommitWriter: @unchecked Sendable {
 
     /// While only deferrable writes wait, waits until the oldest has waited ``deferredCommitDelay`` (or a write
     /// that is not deferrable comes, or the store stops); whether it waited. Called with `condition` locked.
-    /// The time left is measured on the monotonic clock before each wait, so only one wait (at most the time
-    /// left) follows the wall clock `NSCondition` takes.
     private func holdDeferrable() -> Bool {
         guard queuedUrgent == 0, let oldest = queue.first?.queuedAt, deferredCommitDelay > .zero else { return false }
         let due = oldest + deferredCommitDelay
         var held = false
-        while queuedUrgent == 0 && queuedRows < Self.targetRows && !stopping {
-            let remaining = due - .now
-            guard remaining > .zero else { break }
+        while queuedUrgent == 0 && queuedRows < Self.targetRows && !stopping && ContinuousClock.now < due {
             held = true
-            let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
-            _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
+            sleep(until: due)
         }
         return held
+    }
+
+    /// Sleeps, with `condition` unlocked meanwhile, until a submitter wakes the writer or `deadline` passes
+    /// (on the monotonic clock). Without a deadline the writer idles: a held write may arm the timer then.
+    /// The timer is disarmed again when the writer wakes before it expires, so no stale expiry wakes it later.
+    private func sleep(until deadline: ContinuousClock.Instant?) {
+        if let deadline {
+            timerArmed = true
+            wakeup.arm(after: deadline - .now)
+        }
+        writerSleeps = true
+        writerIdles = deadline == nil
+        condition.unlock()
+        let expired = wakeup.sleep()
+        condition.lock()
+        writerSleeps = false
+        writerIdles = false
+        if !expired && timerArmed { wakeup.disarm() }
+        timerArmed = false
     }
 
     private func commit(_ batch: [Write]) {

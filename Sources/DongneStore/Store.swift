@@ -59,7 +59,7 @@ public final class Store: Sendable {
             known = try KnownDocuments(
                 documents: Int(try readConnection.scalarInteger("SELECT coalesce(max(seq), 0) FROM documents")),
                 connection: readConnection)
-            writer = GroupCommitWriter(
+            writer = try GroupCommitWriter(
                 connection: writeConnection, path: path, deferredCommitDelay: deferredCommitDelay)
             reader = ReadConnection(readConnection)
         } catch let error as SQLiteError {
