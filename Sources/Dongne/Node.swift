@@ -226,62 +226,29 @@ public final class Node: Sendable {
             throw DongneError.invalidDocument(error)
         }
         let shownAtOnce = source.arriving.addLocal(document)
-        let (visible, committed) = AsyncStream<Void>.makeStream()
-        let (durable, stored) = AsyncStream<Result<[InsertOutcome], StoreError>>.makeStream()
-        // Queued before it is sent, so that no acknowledgement can overtake its pending state.
-        store.submitLocal([document], deferrable: !shownAtOnce.isEmpty, whenVisible: {
-            committed.yield()
-            committed.finish()
+        let committed = Promise<Bool>()
+        let durable = Promise<Result<[InsertOutcome], StoreError>>()
+        // Queued before it is sent, so that no acknowledgement can overtake its pending state. Neither queueing
+        // nor awaiting starts a task: nothing wakes a second thread while the message is on its way.
+        store.submitLocal([document], deferrable: !shownAtOnce.isEmpty, whenVisible: { [source] in
+            source.arriving.remove([document])
+            committed.fulfill(true)
         }) {
-            committed.finish()
-            stored.yield($0)
-            stored.finish()
+            committed.fulfill(false)  // no-op when it was committed
+            durable.fulfill($0)
         }
         await network.get()?.published(document)
         if !shownAtOnce.isEmpty { await hub.showArriving(channels: shownAtOnce) }
-        // Followed to its end in a task of its own: a caller cancelled meanwhile (whose `for await` would stop
-        // early) must not leave listeners without a message the store then keeps.
-        let settled = Task { [source, hub] () -> Result<[InsertOutcome], StoreError> in
-            var wasCommitted = false
-            for await _ in visible {
-                wasCommitted = true
-                source.arriving.remove([document])
-                await hub.committed([document])
-            }
-            if !wasCommitted && !shownAtOnce.isEmpty {
-                source.arriving.remove([document])
-                await hub.refresh(channels: shownAtOnce)
-            }
-            var outcome: Result<[InsertOutcome], StoreError> = .failure(.closed)  // the writer always answers
-            for await result in durable { outcome = result }
-            return outcome
+        // Both awaited to their end even if the caller was cancelled meanwhile (a promise is not cancelled with
+        // its awaiting task), so that listeners and the store agree.
+        if await committed.value {
+            await hub.committed([document])
+        } else if !shownAtOnce.isEmpty {
+            source.arriving.remove([document])
+            await hub.refresh(channels: shownAtOnce)
         }
-        _ = try await settled.value.get()
+        _ = try await durable.value.get()
         return document
-    }
-
-    /// Runs a store write, and `onVisible` as soon as it is committed and readable, while the disk catches up;
-    /// returns the write's result once it is durable. `onVisible` does not run if the write fails.
-    private func writeShowing<T: Sendable>(
-        _ write: @escaping @Sendable (_ visible: @escaping @Sendable () -> Void) async -> T,
-        onVisible: () async -> Void
-    ) async -> T {
-        let (visible, signal) = AsyncStream<Void>.makeStream()
-        let writing = Task {
-            let result = await write {
-                signal.yield()
-                signal.finish()
-            }
-            signal.finish()
-            return result
-        }
-        var shown = false
-        for await _ in visible {
-            shown = true
-            break
-        }
-        if shown { await onVisible() }
-        return await writing.value
     }
 
     /// Takes documents that arrived from elsewhere (a peer, a file): checks them, shows the new messages to local
@@ -312,33 +279,6 @@ public final class Node: Sendable {
     /// Shows the messages ``check(parsed:)`` held in these channels to their listeners.
     package func show(_ channels: Set<ChannelID>) async {
         if !channels.isEmpty { await hub.showArriving(channels: channels) }
-    }
-
-    /// Stores what ``check(parsed:)`` admitted; the results once it is on disk. The messages shown on arrival
-    /// leave the arriving set once committed, or are withdrawn if the store fails.
-    package func keep(_ admitted: AdmittedBatch) async -> [Result<(Document, InsertOutcome), IngestError>] {
-        let fresh = admitted.newDocuments
-        let channels = admitted.newDocumentChannels
-        var committed = false
-        // Its commit may wait when listeners see all of it already, from memory: only others' messages.
-        let deferrable = !fresh.isEmpty
-            && fresh.allSatisfy { document in
-                guard case .message = document.body else { return false }
-                return document.author != identity.publicKey
-            }
-        let results = await writeShowing { [store] visible in
-            await store.commit(admitted, deferrable: deferrable, whenVisible: visible)
-        } onVisible: {
-            committed = true
-            source.arriving.remove(fresh)
-            if !channels.isEmpty { await hub.committed(fresh) }
-        }
-        if !committed && !fresh.isEmpty {
-            // Not stored after all: messages shown on arrival are withdrawn until their peers send them again.
-            source.arriving.remove(fresh)
-            await hub.refresh(channels: channels)
-        }
-        return results
     }
 
     private static let displayNameSetting = "displayName"

@@ -33,11 +33,12 @@ extension PeerNetwork {
     /// At most this many received documents are checked on the actor itself (about 65 µs each).
     static let documentsCheckedInPlace = 4
 
-    /// Shows what ``admit(_:)`` checked in place to listeners, then stores it. Awaited by the task that handled
-    /// the datagram, the hub runs next on that task, with no task of its own to wake a second thread for while
-    /// this actor is still busy, and the store's work (and its thread's wake-up) comes after the callbacks. The
-    /// price: storing a live message waits for its listeners' callbacks (which should return quickly, sentence 7
-    /// of the listener contract), and so does its acknowledgement.
+    /// Shows what ``admit(_:)`` checked in place to listeners, then queues it for the store. Awaited by the task
+    /// that handled the datagram, the hub runs next on that task, with no task of its own to wake a second
+    /// thread for while this actor is still busy; queueing the write starts no task and wakes no thread either
+    /// (see ``Node/keep(_:completion:)``): nothing else runs on a live message's way. The price: storing a live
+    /// message waits for its listeners' callbacks (which should return quickly, sentence 7 of the listener
+    /// contract), and so does its acknowledgement.
     func passOnCheckedArrivals() async {
         passingOnScheduled = false
         let arrivals = checkedArrivals
@@ -52,7 +53,7 @@ extension PeerNetwork {
         }
         await owner.show(arrivals.reduce(into: Set<ChannelID>()) { $0.formUnion($1.showing) })
         for (documents, admitted, _) in arrivals {
-            Task { await settle(documents, await owner.keep(admitted)) }
+            owner.keep(admitted) { [weak self] results in Task { await self?.settle(documents, results) } }
         }
     }
 

@@ -108,16 +108,28 @@ extension Store {
     public func commit(
         _ admitted: AdmittedBatch, deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil
     ) async -> [Result<(Document, InsertOutcome), IngestError>] {
-        var results = admitted.results
-        do {
-            let outcomes = try await insert(
-                admitted.fresh.map(\.document), deferrable: deferrable, whenVisible: whenVisible)
-            for (entry, outcome) in zip(admitted.fresh, outcomes) {
-                results[entry.index] = .success((entry.document, outcome))
-            }
-        } catch {
-            for entry in admitted.fresh { results[entry.index] = .failure(.store(error)) }
+        await withCheckedContinuation { continuation in
+            submit(admitted, deferrable: deferrable, whenVisible: whenVisible) { continuation.resume(returning: $0) }
         }
-        return results.map { $0! }
+    }
+
+    /// Queues ``commit(_:deferrable:whenVisible:)`` and returns at once; `completion` hears the results of the
+    /// whole batch once it is durable (on the store's thread, so it should only hand them on).
+    public func submit(
+        _ admitted: AdmittedBatch, deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil,
+        completion: @escaping @Sendable ([Result<(Document, InsertOutcome), IngestError>]) -> Void
+    ) {
+        let fresh = admitted.fresh
+        let earlier = admitted.results
+        submitInsert(fresh.map(\.document), deferrable: deferrable, whenVisible: whenVisible) { outcome in
+            var results = earlier
+            switch outcome {
+            case .success(let outcomes):
+                for (entry, inserted) in zip(fresh, outcomes) { results[entry.index] = .success((entry.document, inserted)) }
+            case .failure(let error):
+                for entry in fresh { results[entry.index] = .failure(.store(error)) }
+            }
+            completion(results.map { $0! })
+        }
     }
 }

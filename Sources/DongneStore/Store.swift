@@ -126,18 +126,34 @@ public final class Store: Sendable {
     public func insert(
         _ documents: [Document], deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil
     ) async throws(StoreError) -> [InsertOutcome] {
-        let outcomes = LockedValue<[InsertOutcome]>([])
-        try await writeSQL(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) {
-            [known] connection throws(SQLiteError) in
-            var results: [InsertOutcome] = []
-            results.reserveCapacity(documents.count)
-            for document in documents {
-                known.noteStoring(document)
-                results.append(try connection.insert(document))
+        let result = await withCheckedContinuation { continuation in
+            submitInsert(documents, deferrable: deferrable, whenVisible: whenVisible) {
+                continuation.resume(returning: $0)
             }
-            outcomes.set(results)
         }
-        return outcomes.get()
+        return try result.get()
+    }
+
+    /// Queues ``insert(_:deferrable:whenVisible:)`` and returns at once; `completion` hears the outcomes once
+    /// they are durable (on the store's thread, so it should only hand them on).
+    public func submitInsert(
+        _ documents: [Document], deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil,
+        completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
+    ) {
+        let outcomes = LockedValue<[InsertOutcome]>([])
+        submit(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) { result in
+            completion(result.map { outcomes.get() })
+        } _: { [known] connection throws(StoreError) in
+            do throws(SQLiteError) {
+                var results: [InsertOutcome] = []
+                results.reserveCapacity(documents.count)
+                for document in documents {
+                    known.noteStoring(document)
+                    results.append(try connection.insert(document))
+                }
+                outcomes.set(results)
+            } catch { throw .sqlite(error) }
+        }
     }
 
     /// Runs `work` in the writer's next transaction and returns once it is durably committed.
