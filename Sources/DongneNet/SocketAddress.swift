@@ -1,9 +1,12 @@
 import Glibc
 
 /// An IPv4 address and port, as `host:port`.
+///
+/// Kept as the four bytes of the address, in network order, as the socket calls take and give them: a datagram's
+/// sender and destination never go through text.
 public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
-    /// The dotted-quad host.
-    public let host: String
+    /// The address, in network byte order.
+    private let address: in_addr_t
     /// The port.
     public let port: UInt16
 
@@ -11,8 +14,21 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     public init?(host: String, port: UInt16) {
         var address = in_addr()
         guard inet_pton(AF_INET, host, &address) == 1 else { return nil }
-        self.host = host
+        self.address = address.s_addr
         self.port = port
+    }
+
+    private init(address: in_addr_t, port: UInt16) {
+        self.address = address
+        self.port = port
+    }
+
+    /// The dotted-quad host.
+    public var host: String {
+        var copy = in_addr(s_addr: address)
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        inet_ntop(AF_INET, &copy, &text, socklen_t(text.count))
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Parses `HOST:PORT` (a dotted quad, or `localhost`).
@@ -28,11 +44,11 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
 
     func withSockaddr<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws(SystemError) -> T) throws(SystemError) -> T
     {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        inet_pton(AF_INET, host, &address.sin_addr)
-        return try withUnsafePointer(to: &address) { pointer throws(SystemError) in
+        var inet = sockaddr_in()
+        inet.sin_family = sa_family_t(AF_INET)
+        inet.sin_port = port.bigEndian
+        inet.sin_addr.s_addr = address
+        return try withUnsafePointer(to: &inet) { pointer throws(SystemError) in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress throws(SystemError) in
                 try body(socketAddress, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
@@ -40,11 +56,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     static func from(_ address: sockaddr_in) -> SocketAddress {
-        var copy = address.sin_addr
-        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-        inet_ntop(AF_INET, &copy, &text, socklen_t(text.count))
-        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return SocketAddress(host: host, port: UInt16(bigEndian: address.sin_port))!
+        SocketAddress(address: address.sin_addr.s_addr, port: UInt16(bigEndian: address.sin_port))
     }
 
     /// The port a bound socket got (the one the system chose, if 0 was asked).

@@ -78,6 +78,28 @@ import Testing
         await node.stop()
     }
 
+    @Test func aDatagramNamesTheSocketThatSentIt() async throws {
+        let senders = Senders()
+        let receiver = try UDPSocket(host: "127.0.0.1", port: 0) { _, from in senders.add(from) }
+        defer { receiver.close() }
+        let sender = try UDPSocket(host: "127.0.0.1", port: 0) { _, _ in }
+        defer { sender.close() }
+        #expect(sender.send([1, 2, 3], to: receiver.address))
+        #expect(await ReconnectionTests.eventually { !senders.all.isEmpty })
+        let from = try #require(senders.all.first)
+        #expect(from == SocketAddress(host: "127.0.0.1", port: sender.address.port))
+        #expect(from.host == "127.0.0.1" && from.description == "127.0.0.1:\(sender.address.port)")
+        #expect(SocketAddress(host: "10.0.0.256", port: 1) == nil && SocketAddress("localhost:7") != nil)
+    }
+
+    /// The senders a UDP socket of the test heard from.
+    final class Senders: @unchecked Sendable {
+        private let lock = NSLock()
+        private var addresses: [SocketAddress] = []
+        func add(_ address: SocketAddress) { lock.withLock { addresses.append(address) } }
+        var all: [SocketAddress] { lock.withLock { addresses } }
+    }
+
     static func datagramIndex(from peer: RawPeer) async -> UInt32? {
         var index: UInt32?
         _ = await ReconnectionTests.eventually {
