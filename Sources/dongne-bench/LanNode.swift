@@ -52,16 +52,24 @@ enum LanNode {
             snapshot, _ in
             let now = monotonicNanoseconds()
             for change in snapshot?.documentChanges ?? [] where change.type == .added {
-                guard case .text(let text) = change.document.content,
-                    let sent = Int64(text.split(separator: " ").first ?? "")
-                else { continue }
-                log.record(change.document.id, latency: now - sent)
+                guard case .text(let text) = change.document.content else { continue }
+                let fields = text.split(separator: " ", maxSplits: 2)
+                guard fields.count == 3, let sent = Int64(fields[0]), let index = Int(fields[1]) else { continue }
+                log.record(change.document.id, index: index, latency: now - sent)
             }
         }
         _ = FileManager.default.createFile(atPath: output + ".ready", contents: nil)
-        let deadline = ContinuousClock.now + .seconds(120)
-        while !log.isComplete && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        // Until every message came, or none came for 20 s after the first (120 s before it): then what did come
+        // is written, and the missing ones are named on stderr, for the script to report.
+        var (seen, progress) = (0, ContinuousClock.now)
+        while !log.isComplete && ContinuousClock.now - progress < .seconds(seen == 0 ? 120 : 20) {
+            try await Task.sleep(for: .milliseconds(20))
+            if log.count > seen { (seen, progress) = (log.count, .now) }
+        }
         registration.remove()
+        if !log.isComplete {
+            FileHandle.standardError.write(Data("missing messages: \(log.missing(of: count))\n".utf8))
+        }
         try log.lines.write(toFile: output, atomically: true, encoding: .utf8)
     }
 
@@ -79,13 +87,21 @@ private final class LatencyLog: @unchecked Sendable {
     private let wanted: Int
     private var latencies: [Int64] = []
     private var seen = Set<DocumentID>()
+    private var indices = Set<Int>()
 
     init(wanted: Int) { self.wanted = wanted }
 
-    func record(_ id: DocumentID, latency: Int64) {
-        lock.withLock { if seen.insert(id).inserted { latencies.append(latency) } }
+    func record(_ id: DocumentID, index: Int, latency: Int64) {
+        lock.withLock {
+            if seen.insert(id).inserted {
+                latencies.append(latency)
+                indices.insert(index)
+            }
+        }
     }
 
+    var count: Int { lock.withLock { latencies.count } }
     var isComplete: Bool { lock.withLock { latencies.count >= wanted } }
+    func missing(of count: Int) -> [Int] { lock.withLock { (0..<count).filter { !indices.contains($0) } } }
     var lines: String { lock.withLock { latencies.map { "\($0)\n" }.joined() } }
 }
