@@ -5,35 +5,56 @@ import Foundation
 /// DNS-SD like any other; the sender sends messages of about 300 bytes carrying their send time, and each
 /// receiver writes, per message, the time from that send to its listener's callback.
 ///
-///     dongne-bench lan-node send DATA COUNT GAP_US PEERS     waits for PEERS sessions, then sends
-///     dongne-bench lan-node receive DATA COUNT OUT           writes COUNT latencies (ns), one per line
+///     dongne-bench lan-node send DATA COUNT GAP_US PEERS GO  waits for PEERS sessions and the file GO, then sends
+///     dongne-bench lan-node receive DATA COUNT OUT PEERS     waits for PEERS sessions, then says it is ready;
+///                                                            writes COUNT latencies (ns), one per line
+///
+/// Every node waits for its sessions to every other host before the first message, so that the handshakes
+/// and first reconciliations of a LAN that is still forming do not fall among the measured messages (the
+/// mosquitto clients, too, are all connected before the publisher starts).
 ///
 /// Times are CLOCK_BOOTTIME, which every network namespace of the machine shares (as the mosquitto clients).
 enum LanNode {
     static func run(_ arguments: [String]) async throws -> Bool {
         guard arguments.count >= 4, let count = Int(arguments[2]) else {
-            throw BenchmarkError("usage: lan-node send DATA COUNT GAP_US PEERS | receive DATA COUNT OUT")
+            throw BenchmarkError("usage: lan-node send DATA COUNT GAP_US PEERS GO | receive DATA COUNT OUT PEERS")
         }
         let node = try await Node.start(
             Configuration(dataDirectory: arguments[1], displayName: arguments[0], listenPort: 4_747, discovery: true))
         let channel = try await node.join("서울특별시")
         defer { Task { await node.stop() } }
         if arguments[0] == "send" {
-            guard let gap = UInt64(arguments[3]), let peers = Int(arguments[4]) else { throw BenchmarkError("bad") }
-            try await send(on: node, channel, count: count, gapMicroseconds: gap, peers: peers)
+            guard arguments.count >= 6, let gap = UInt64(arguments[3]), let peers = Int(arguments[4]) else {
+                throw BenchmarkError("bad")
+            }
+            try await waitForPeers(peers, of: node)
+            try await waitForFile(arguments[5])
+            try await send(on: channel, count: count, gapMicroseconds: gap)
         } else {
-            try await receive(on: channel, count: count, output: arguments[3])
+            guard arguments.count >= 5, let peers = Int(arguments[4]) else { throw BenchmarkError("bad") }
+            try await receive(on: channel, count: count, output: arguments[3]) { try await waitForPeers(peers, of: node) }
         }
         await node.stop()
         return true
     }
 
-    private static func send(on node: Node, _ channel: Channel, count: Int, gapMicroseconds: UInt64, peers: Int) async throws {
+    private static func waitForPeers(_ peers: Int, of node: Node) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
         while await node.peers().count < peers {
             guard ContinuousClock.now < deadline else { throw BenchmarkError("only \(await node.peers().count) peers") }
             try await Task.sleep(for: .milliseconds(50))
         }
+    }
+
+    private static func waitForFile(_ path: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !FileManager.default.fileExists(atPath: path) {
+            guard ContinuousClock.now < deadline else { throw BenchmarkError("\(path) never came") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    private static func send(on channel: Channel, count: Int, gapMicroseconds: UInt64) async throws {
         let filler = String(repeating: "가", count: 66)
         // A fixed schedule (start + index × gap), so that the rate does not depend on what a send costs (it
         // returns once the message is on disk) and matches the mosquitto publisher's.
@@ -46,7 +67,9 @@ enum LanNode {
         try await Task.sleep(for: .seconds(2))  // let the last messages leave before stopping
     }
 
-    private static func receive(on channel: Channel, count: Int, output: String) async throws {
+    private static func receive(
+        on channel: Channel, count: Int, output: String, whenListening: () async throws -> Void
+    ) async throws {
         let log = LatencyLog(wanted: count)
         let registration = try channel.messages.order(by: .created).limit(toLast: 20).addSnapshotListener {
             snapshot, _ in
@@ -58,6 +81,7 @@ enum LanNode {
                 log.record(change.document.id, index: index, latency: now - sent)
             }
         }
+        try await whenListening()
         _ = FileManager.default.createFile(atPath: output + ".ready", contents: nil)
         // Until every message came, or none came for 20 s after the first (120 s before it): then what did come
         // is written, and the missing ones are named on stderr, for the script to report.
