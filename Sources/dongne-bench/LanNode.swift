@@ -84,10 +84,12 @@ enum LanNode {
         try await whenListening()
         _ = FileManager.default.createFile(atPath: output + ".ready", contents: nil)
         // Until every message came, or none came for 20 s after the first (120 s before it): then what did come
-        // is written, and the missing ones are named on stderr, for the script to report.
+        // is written, and the missing ones are named on stderr, for the script to report. Looked at twice a
+        // second: a wake-up every few milliseconds would land among the measured messages (a mosquitto
+        // subscriber just blocks in its loop).
         var (seen, progress) = (0, ContinuousClock.now)
         while !log.isComplete && ContinuousClock.now - progress < .seconds(seen == 0 ? 120 : 20) {
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(500))
             if log.count > seen { (seen, progress) = (log.count, .now) }
         }
         registration.remove()
