@@ -197,10 +197,16 @@ import Testing
                 widths.randomElement(using: &random)!
             }
             let covered = (0..<UInt64.random(in: 0...30, using: &random)).map { PeerTag($0 * 7) }
+            let sequence = widths.randomElement(using: &random)!
             let message = GossipMessage.batch(
-                sequence: widths.randomElement(using: &random)!, documents: documents, acknowledges: acknowledges,
-                covered: covered)
+                sequence: sequence, documents: documents, acknowledges: acknowledges, covered: covered)
             #expect(message.wireByteCount == message.wireBytes.count)
+            let tree = CBOR.array(
+                [
+                    .unsigned(0), .unsigned(sequence), .array(acknowledges.map { .unsigned($0) }),
+                    .array(documents.map { .bytes($0) }),
+                ] + (covered.isEmpty ? [] : [.array(covered.map { .bytes($0.bytes) })]))
+            #expect(message.wireBytes == CBOREncoder.encode(tree), "the CBOR of the batch's shape, written directly")
         }
         #expect(GossipMessage.acknowledge([7]).wireByteCount == 4)
     }
