@@ -30,7 +30,7 @@ let package = Package(
 
         .target(name: "DongneCore", dependencies: ["CSodium"]),
         .target(name: "DongneStore", dependencies: ["DongneCore", "CSQLite", "CSystem"]),
-        .target(name: "DongneNet", dependencies: ["DongneCore", "CDNSSD"]),
+        .target(name: "DongneNet", dependencies: ["DongneCore", "CDNSSD", "CSystem"]),
         .target(name: "Dongne", dependencies: ["DongneCore", "DongneStore", "DongneNet"]),
         .executableTarget(
             name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneStore", "DongneNet", "CEditLine"]),

@@ -1,10 +1,13 @@
 #ifndef DONGNE_CSYSTEM_SHIM_H
 #define DONGNE_CSYSTEM_SHIM_H
+#include <netinet/in.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +52,37 @@ static inline int dongne_timerfd_arm(int fd, uint64_t nanoseconds) {
     spec.it_value.tv_sec = (time_t)(nanoseconds / 1000000000u);
     spec.it_value.tv_nsec = (long)(nanoseconds % 1000000000u);
     return timerfd_settime(fd, 0, &spec, NULL);
+}
+
+// struct mmsghdr of sendmmsg(2), which glibc declares only under _GNU_SOURCE.
+struct dongne_mmsghdr {
+    struct msghdr msg_hdr;
+    unsigned int msg_len;
+};
+
+// The most datagrams one dongne_send_datagrams call sends.
+#define DONGNE_MAXIMUM_DATAGRAMS 64
+
+// Sends `count` datagrams (at most DONGNE_MAXIMUM_DATAGRAMS) in one sendmmsg(2), without blocking: datagram i
+// is the `lengths[i]` bytes of `bytes` after those of the datagrams before it, to `addresses[i]`. Returns how
+// many were sent (the first that fails ends the call), or -1 with errno set when the first one failed.
+static inline int dongne_send_datagrams(int fd, const uint8_t *bytes, const uint32_t *lengths,
+                                        const struct sockaddr_in *addresses, unsigned int count) {
+    struct iovec vectors[DONGNE_MAXIMUM_DATAGRAMS];
+    struct dongne_mmsghdr messages[DONGNE_MAXIMUM_DATAGRAMS];
+    if (count > DONGNE_MAXIMUM_DATAGRAMS) count = DONGNE_MAXIMUM_DATAGRAMS;
+    size_t offset = 0;
+    for (unsigned int i = 0; i < count; i++) {
+        vectors[i].iov_base = (void *)(bytes + offset);
+        vectors[i].iov_len = lengths[i];
+        offset += lengths[i];
+        memset(&messages[i], 0, sizeof messages[i]);
+        messages[i].msg_hdr.msg_name = (void *)&addresses[i];
+        messages[i].msg_hdr.msg_namelen = sizeof addresses[i];
+        messages[i].msg_hdr.msg_iov = &vectors[i];
+        messages[i].msg_hdr.msg_iovlen = 1;
+    }
+    return (int)syscall(SYS_sendmmsg, fd, messages, count, MSG_DONTWAIT);
 }
 
 #endif

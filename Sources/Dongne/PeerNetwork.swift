@@ -360,10 +360,11 @@ actor PeerNetwork {
 
     func apply(_ directives: [GossipInstance.Directive]) {
         var admissions: [(document: UnverifiedDocument, from: PeerID)] = []
+        var datagrams: [(message: GossipMessage, to: PeerID)] = []
         for directive in directives {
             switch directive {
             case .send(let message, let peer): sendGossip(message, to: peer)
-            case .sendDatagram(let message, let peer): sendDatagram(message, to: peer)
+            case .sendDatagram(let message, let peer): datagrams.append((message, peer))
             case .admit(let document, let peer):
                 admissions.append((document, peer))
                 links[peer]?.admitting += 1
@@ -374,6 +375,8 @@ actor PeerNetwork {
                 offerMore(to: peer)
             }
         }
+        // A new message's datagrams leave together, to every peer at once.
+        sendDatagrams(datagrams)
         // The documents of one batch are checked and stored together: one ingest, one commit, one refresh.
         if !admissions.isEmpty { admit(admissions) }
     }

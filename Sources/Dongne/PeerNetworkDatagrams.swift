@@ -35,14 +35,25 @@ extension PeerNetwork {
         apply(gossip.handle(.datagramsReady(id, maximumPayloadBytes: DatagramChannel.maximumPayloadBytes)))
     }
 
-    /// Sends a batch as one datagram, or over the session when there is no route or it does not fit.
-    func sendDatagram(_ message: GossipMessage, to id: PeerID) {
-        guard var link = links[id], let route = link.datagramRoute, var channel = link.datagram,
-            let socket = datagramSocket, let datagram = channel.seal(message.wireBytes, receiverIndex: route.index)
-        else { return sendGossip(message, to: id) }
-        link.datagram = channel
-        links[id] = link
-        if !socket.send(datagram, to: route.address) { sendGossip(message, to: id) }
+    /// Sends batches as datagrams, all in one system call (see `UDPSocket.send(_:)`), each over its session
+    /// instead when its peer has no route, it does not fit, or the system refused it.
+    func sendDatagrams(_ messages: [(message: GossipMessage, to: PeerID)]) {
+        guard !messages.isEmpty else { return }
+        var sealed: [(message: GossipMessage, to: PeerID, datagram: (bytes: [UInt8], to: SocketAddress))] = []
+        for (message, id) in messages {
+            guard datagramSocket != nil, var link = links[id], let route = link.datagramRoute,
+                var channel = link.datagram, let datagram = channel.seal(message.wireBytes, receiverIndex: route.index)
+            else {
+                sendGossip(message, to: id)
+                continue
+            }
+            link.datagram = channel
+            links[id] = link
+            sealed.append((message, id, (datagram, route.address)))
+        }
+        guard let socket = datagramSocket, !sealed.isEmpty else { return }
+        let sent = socket.send(sealed.map(\.datagram))
+        for (message, id, _) in sealed.dropFirst(sent) { sendGossip(message, to: id) }
     }
 
     /// A datagram arrived: handled at once, then the messages it brought are shown to listeners from this same

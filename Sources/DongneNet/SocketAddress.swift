@@ -42,12 +42,18 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     /// `host:port`.
     public var description: String { "\(host):\(port)" }
 
-    func withSockaddr<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws(SystemError) -> T) throws(SystemError) -> T
-    {
+    /// As the socket calls take it.
+    var systemAddress: sockaddr_in {
         var inet = sockaddr_in()
         inet.sin_family = sa_family_t(AF_INET)
         inet.sin_port = port.bigEndian
         inet.sin_addr.s_addr = address
+        return inet
+    }
+
+    func withSockaddr<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws(SystemError) -> T) throws(SystemError) -> T
+    {
+        var inet = systemAddress
         return try withUnsafePointer(to: &inet) { pointer throws(SystemError) in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress throws(SystemError) in
                 try body(socketAddress, socklen_t(MemoryLayout<sockaddr_in>.size))

@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import Glibc
 
@@ -54,6 +55,35 @@ public final class UDPSocket: @unchecked Sendable {
         guard result == bytes.count else { return false }
         lock.withLock { counters.sent += bytes.count }
         return true
+    }
+
+    /// Sends several datagrams in one system call (sendmmsg(2)); how many of them, from the first, were sent.
+    ///
+    /// One call, rather than one per datagram, is how a message goes out to every peer at once: the system
+    /// hands each datagram to its receiver within the call, and that wakes the receiver; between separate calls
+    /// a receiver woken on this core takes it over, and the peers after it wait.
+    public func send(_ datagrams: [(bytes: [UInt8], to: SocketAddress)]) -> Int {
+        guard !lock.withLock({ closed }) else { return 0 }
+        var sent = 0
+        while sent < datagrams.count {
+            let part = datagrams[sent..<min(datagrams.count, sent + Int(DONGNE_MAXIMUM_DATAGRAMS))]
+            let count = sendAtOnce(part)
+            sent += count
+            guard count == part.count else { break }
+        }
+        let bytes = datagrams.prefix(sent).reduce(0) { $0 + $1.bytes.count }
+        lock.withLock { counters.sent += bytes }
+        return sent
+    }
+
+    private func sendAtOnce(_ datagrams: ArraySlice<(bytes: [UInt8], to: SocketAddress)>) -> Int {
+        let bytes = datagrams.flatMap(\.bytes)
+        let lengths = datagrams.map { UInt32($0.bytes.count) }
+        let addresses = datagrams.map(\.to.systemAddress)
+        let result = try? systemCall("sendmmsg") {
+            dongne_send_datagrams(descriptor, bytes, lengths, addresses, UInt32(datagrams.count))
+        }
+        return Int(result ?? 0)
     }
 
     /// Bytes sent and received so far.

@@ -92,6 +92,28 @@ import Testing
         #expect(SocketAddress(host: "10.0.0.256", port: 1) == nil && SocketAddress("localhost:7") != nil)
     }
 
+    @Test func datagramsSentTogetherArriveEachAtItsOwnAddress() async throws {
+        let (first, second) = (Inbox(), Inbox())
+        let one = try UDPSocket(host: "127.0.0.1", port: 0) { bytes, _ in first.add(bytes) }
+        defer { one.close() }
+        let two = try UDPSocket(host: "127.0.0.1", port: 0) { bytes, _ in second.add(bytes) }
+        defer { two.close() }
+        let sender = try UDPSocket(host: "127.0.0.1", port: 0) { _, _ in }
+        defer { sender.close() }
+        // More than one system call takes (64), with lengths that differ, alternating between the two.
+        let datagrams = (0..<70).map { index in
+            (bytes: [UInt8](repeating: UInt8(index), count: 1 + index * 3), to: index % 2 == 0 ? one.address : two.address)
+        }
+        #expect(sender.send(datagrams) == 70)
+        #expect(await ReconnectionTests.eventually { first.all.count == 35 && second.all.count == 35 })
+        let expected = datagrams.map(\.bytes)
+        #expect(Set(first.all) == Set(expected.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)))
+        #expect(Set(second.all) == Set(expected.enumerated().filter { $0.offset % 2 == 1 }.map(\.element)))
+        #expect(sender.traffic.sent == expected.reduce(0) { $0 + $1.count })
+        sender.close()
+        #expect(sender.send(datagrams) == 0, "a closed socket sends nothing")
+    }
+
     /// The senders a UDP socket of the test heard from.
     final class Senders: @unchecked Sendable {
         private let lock = NSLock()
