@@ -46,9 +46,10 @@ actor ListenerHub {
     private var channelObserver: Observer<ChannelSnapshot>?
     private var registered: [UInt64: Registered] = [:]
     private var reconciledChannels: Set<ChannelID> = []
-    /// Per channel, the arriving messages its queries' last computation merged in (checked plain): once one is
-    /// committed, what a query of the channel returns is what it shows already, unless anything else changed,
-    /// and then that change asked for its own computation, which updates this.
+    /// Per channel, the arriving messages its queries' results hold since their last computation from the store
+    /// (checked plain), until each one's commit is told: once one is committed, what a query of the channel
+    /// returns is what it shows already, unless anything else changed, and then that change asked for its own
+    /// computation, which updates this.
     private var shownArrivals: [ChannelID: Set<DocumentID>] = [:]
     private nonisolated let pending = PendingQueue<Pending>()
 
@@ -220,8 +221,14 @@ actor ListenerHub {
             }
             return
         }
-        shownArrivals[channel] = arrivals.settled
-        if !arrivalsOnly { storeRecomputations += 1 }
+        if arrivalsOnly {
+            // Merged into results that hold the arrivals shown before: those that were committed since stay
+            // shown (and the store returns them now), so each stays in the set until its own commit is told.
+            shownArrivals[channel, default: []].formUnion(arrivals.settled)
+        } else {
+            shownArrivals[channel] = arrivals.settled
+            storeRecomputations += 1
+        }
         let isFromCache = isFromCache(channel)
         for (query, observer) in observers {
             let updated = observer.refresh { [source] previous in

@@ -10,8 +10,8 @@ extension Node {
         await withCheckedContinuation { continuation in keep(admitted) { continuation.resume(returning: $0) } }
     }
 
-    /// ``keep(_:)`` without awaiting: queues the write and returns at once; `completion` hears the results once
-    /// they are on disk and listeners heard of them, from a task of its own.
+    /// ``keep(_:)`` without awaiting: queues the write and returns at once; listeners hear of the commit as soon
+    /// as it is made, and `completion` the results once they are on disk, from a task of its own.
     ///
     /// A live message's own way runs no task and wakes no thread for its storing: received from others and
     /// shown from memory already, its commit may wait (see `Store.submit(_:deferrable:whenVisible:completion:)`),
@@ -31,13 +31,20 @@ extension Node {
                 return document.author != identity.publicKey
             }
         let (source, hub) = (source, hub)
+        let listenersHeard = Promise<Void>()
         store.submit(admitted, deferrable: deferrable) {
             committed.set()
             source.arriving.remove(fresh)
+            // Told at once, not when the commit is on disk: the hub takes a committed message off the arrivals
+            // it showed without asking the store again only while no later arrival was shown meanwhile.
+            Task {
+                if !channels.isEmpty { await hub.committed(fresh) }
+                listenersHeard.fulfill(())
+            }
         } completion: { results in
             Task {
                 if committed.isSet {
-                    if !channels.isEmpty { await hub.committed(fresh) }
+                    await listenersHeard.value
                 } else if !fresh.isEmpty {
                     // Not stored after all: messages shown on arrival are withdrawn until their peers send them
                     // again.

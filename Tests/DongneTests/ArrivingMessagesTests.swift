@@ -113,6 +113,35 @@ import Testing
         #expect(stored.documents.map(\.reportCount) == [1, 0])
     }
 
+    @Test func aCommitToldAfterALaterArrivalShowedStillAsksTheStoreNothing() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try seoul.messages.order(by: .created).addSnapshotListener(recorder.callback)
+        defer { registration.remove() }
+        #expect(await recorder.waitFor(1))
+        try await test.node.receive(try Others.message("하나", by: Others.bob, in: seoul, at: 10))  // recomputes once
+        let before = await test.node.hub.storeRecomputations
+        let (first, second) = (
+            try Others.message("둘", by: Others.bob, in: seoul, at: 20), try Others.message("셋", by: Others.carol, in: seoul, at: 30)
+        )
+        // The first is shown and committed (and leaves the arrivals), then the second is shown, and only then is
+        // the hub told of the first's commit: as when messages come faster than commits are told.
+        let arriving = test.node.source.arriving
+        await test.node.show(arriving.add([first], except: test.node.publicKey))
+        _ = try await test.node.store.insert([first])
+        arriving.remove([first])
+        await test.node.show(arriving.add([second], except: test.node.publicKey))
+        await test.node.hub.committed([first])
+        _ = try await test.node.store.insert([second])
+        arriving.remove([second])
+        await test.node.hub.committed([second])
+        #expect(await test.node.hub.storeRecomputations == before, "both were shown on arrival; no commit changed anything")
+        #expect(recorder.last?.documents.map(\.created) == [10, 20, 30])
+        #expect(try await seoul.messages.order(by: .created).getDocuments().documents.map(\.created) == [10, 20, 30])
+    }
+
     @Test func committingWhatArrivalAlreadyShowedAsksTheStoreNothing() async throws {
         let test = try await TestNode.start()
         defer { test.stop() }
