@@ -52,8 +52,7 @@ extension PeerNetwork {
             sealed.append((message, id, (datagram, route.address)))
         }
         guard let socket = datagramSocket, !sealed.isEmpty else { return }
-        let sent = socket.send(sealed.map(\.datagram))
-        for (message, id, _) in sealed.dropFirst(sent) { sendGossip(message, to: id) }
+        for index in socket.send(sealed.map(\.datagram)) { sendGossip(sealed[index].message, to: sealed[index].to) }
     }
 
     /// A datagram arrived: handled at once, then the messages it brought are shown to listeners from this same

@@ -57,23 +57,26 @@ public final class UDPSocket: @unchecked Sendable {
         return true
     }
 
-    /// Sends several datagrams in one system call (sendmmsg(2)); how many of them, from the first, were sent.
+    /// Sends several datagrams in one system call (sendmmsg(2)); the indices of those the system refused (no
+    /// route, a full buffer), or of all of them once closed.
     ///
     /// One call, rather than one per datagram, is how a message goes out to every peer at once: the system
     /// hands each datagram to its receiver within the call, and that wakes the receiver; between separate calls
-    /// a receiver woken on this core takes it over, and the peers after it wait.
-    public func send(_ datagrams: [(bytes: [UInt8], to: SocketAddress)]) -> Int {
-        guard !lock.withLock({ closed }) else { return 0 }
-        var sent = 0
-        while sent < datagrams.count {
-            let part = datagrams[sent..<min(datagrams.count, sent + Int(DONGNE_MAXIMUM_DATAGRAMS))]
-            let count = sendAtOnce(part)
-            sent += count
-            guard count == part.count else { break }
+    /// a receiver woken on this core takes it over, and the peers after it wait. A refused datagram ends a
+    /// call: the next call starts after it, so one peer's failing route costs the others nothing.
+    public func send(_ datagrams: [(bytes: [UInt8], to: SocketAddress)]) -> [Int] {
+        guard !lock.withLock({ closed }) else { return Array(datagrams.indices) }
+        var refused: [Int] = []
+        var next = 0
+        while next < datagrams.count {
+            let end = min(datagrams.count, next + Int(DONGNE_MAXIMUM_DATAGRAMS))
+            let sent = sendAtOnce(datagrams[next..<end])
+            if next + sent < end { refused.append(next + sent) }
+            next += sent + (next + sent < end ? 1 : 0)
         }
-        let bytes = datagrams.prefix(sent).reduce(0) { $0 + $1.bytes.count }
+        let bytes = datagrams.indices.reduce(0) { $0 + (refused.contains($1) ? 0 : datagrams[$1].bytes.count) }
         lock.withLock { counters.sent += bytes }
-        return sent
+        return refused
     }
 
     private func sendAtOnce(_ datagrams: ArraySlice<(bytes: [UInt8], to: SocketAddress)>) -> Int {
