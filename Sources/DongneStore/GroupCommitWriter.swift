@@ -123,11 +123,17 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     /// Finishes every queued write, then ends the thread and closes its connection. Idempotent.
+    ///
+    /// Called from a write's callback on the writer's or the syncer's own thread (the last reference to the
+    /// store released there), it returns at once: waiting for those threads to end would wait for itself. They
+    /// end once the callback returns.
     func stop() {
         condition.lock()
         stopping = true
         wakeup.wake()
-        while !stopped { condition.wait() }
+        if Thread.current !== thread && !logSync.isCurrentThread {
+            while !stopped { condition.wait() }
+        }
         condition.unlock()
     }
 

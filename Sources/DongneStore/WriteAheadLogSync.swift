@@ -16,13 +16,18 @@ final class WriteAheadLogSync: @unchecked Sendable {
     private var waiting: [@Sendable (Result<Void, StoreError>) -> Void] = []
     private var stopping = false
     private var stopped = false
+    private var thread: Thread?
 
     /// The log of the database at `databasePath`.
     init(databasePath: String) {
         path = databasePath + "-wal"
         let thread = Thread { [self] in run() }
+        self.thread = thread
         thread.start()
     }
+
+    /// Whether the caller runs on this syncer's thread (in a completion).
+    var isCurrentThread: Bool { Thread.current === thread }
 
     /// Runs `completion` once everything committed so far is on disk (or with the error that kept it off).
     func afterSync(_ completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {

@@ -88,3 +88,45 @@ private func waitUntilQueued(_ store: Store) async {
         try? await Task.sleep(for: .milliseconds(1))
     }
 }
+
+/// A store released in a callback of its own write (the last reference dropped on the writer's or the syncer's
+/// thread, as a node dropped without `stop()` may do) stops without waiting for that thread, which would wait
+/// for itself.
+@Suite struct StoreReleasedInItsCallbackTests {
+    /// Holds the only reference to a store, and drops it when asked.
+    final class Holder: @unchecked Sendable {
+        private let lock = NSLock()
+        private var store: Store?
+        init(_ store: Store) { self.store = store }
+        var current: Store? { lock.withLock { store } }
+        func release() { lock.withLock { store = nil } }
+    }
+
+    @Test(arguments: [false, true]) func itStopsWithoutWaitingForItself(onWriterThread: Bool) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        // Held for a moment, so that the callbacks come after this test dropped its own reference.
+        let holder = Holder(try Store(path: directory.file("store.sqlite"), deferredCommitDelay: .milliseconds(200)))
+        let (released, signal) = AsyncStream<Void>.makeStream()
+        let store = try #require(holder.current)
+        let whenVisible: @Sendable () -> Void = {
+            if onWriterThread { holder.release() }
+        }
+        store.submitInsert([try message("마지막")], deferrable: true, whenVisible: whenVisible) { _ in
+            holder.release()  // the syncer's thread, unless the writer's dropped it already
+            signal.yield()
+            signal.finish()
+        }
+        _ = consume store  // from here the holder has the only reference
+        let finished = Task {
+            for await _ in released { return true }
+            return false
+        }
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(60))
+            signal.finish()  // a store that waits for itself never gets here by its callback: fail, do not hang
+        }
+        #expect(await finished.value, "the callback that released the store returned")
+        timeout.cancel()
+    }
+}
