@@ -1,3 +1,4 @@
+import DongneNet
 import Foundation
 
 /// Where every listener of a node lives, and the executor their callbacks run on.
@@ -42,6 +43,8 @@ actor ListenerHub {
     }
 
     private let source: SnapshotSource
+    /// The thread the hub runs on, the node's network with it.
+    private let loop: EventLoop
     private var messageObservers: [MessageQuery: Observer<MessageSnapshot>] = [:]
     private var channelObserver: Observer<ChannelSnapshot>?
     private var registered: [UInt64: Registered] = [:]
@@ -53,9 +56,13 @@ actor ListenerHub {
     private var shownArrivals: [ChannelID: Set<DocumentID>] = [:]
     private nonisolated let pending = PendingQueue<Pending>()
 
-    init(source: SnapshotSource) {
+    init(source: SnapshotSource, loop: EventLoop) {
         self.source = source
+        self.loop = loop
     }
+
+    /// The node's event loop.
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     /// How many times a channel's queries were recomputed from the store (for tests).
     private(set) var storeRecomputations = 0

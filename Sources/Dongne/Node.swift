@@ -15,6 +15,8 @@ public final class Node: Sendable {
     /// The key that signs everything this node's user writes.
     package let identity: SigningKey
     let hub: ListenerHub
+    /// The thread the network and the listener hub run on, one at a time, and listeners' callbacks with them.
+    let loop: EventLoop
     let source: SnapshotSource
     let region: ChannelName?
     private let profile: LockedName
@@ -33,8 +35,11 @@ public final class Node: Sendable {
     /// The name shown beside this user's messages.
     public var displayName: String { profile.get() }
 
-    private init(configuration: Configuration, identity: SigningKey, store: Store, region: ChannelName?) {
+    private init(
+        configuration: Configuration, identity: SigningKey, store: Store, region: ChannelName?, loop: EventLoop
+    ) {
         self.network = LockedNetwork()
+        self.loop = loop
         self.configuration = configuration
         self.identity = identity
         self.store = store
@@ -43,7 +48,7 @@ public final class Node: Sendable {
         self.clock = MonotonicClock(configuration.clock)
         let policy = ModerationPolicy(reportThreshold: max(1, configuration.reportThreshold))
         source = SnapshotSource(store: store, viewer: identity.publicKey, policy: policy)
-        hub = ListenerHub(source: source)
+        hub = ListenerHub(source: source, loop: loop)
     }
 
     /// Starts a node: creates the data directory if needed, loads (or makes) the identity, opens the store, and
@@ -64,7 +69,12 @@ public final class Node: Sendable {
         let identity = try IdentityFile.loadOrCreate(at: directory + "/" + IdentityFile.fileName)
         let store = try Store(
             path: directory + "/dongne.sqlite", deferredCommitDelay: configuration.deferredCommitDelay)
-        let node = Node(configuration: configuration, identity: identity, store: store, region: region)
+        let loop: EventLoop
+        do { loop = try EventLoop(name: "dongne-net") } catch {
+            store.close()
+            throw DongneError.networkUnavailable("cannot start the network's thread: \(error)")
+        }
+        let node = Node(configuration: configuration, identity: identity, store: store, region: region, loop: loop)
         if try store.setting(Self.displayNameSetting) != Array(configuration.displayName.utf8) {
             try await node.setDisplayName(configuration.displayName)
         }
@@ -237,8 +247,14 @@ public final class Node: Sendable {
             committed.fulfill(false)  // no-op when it was committed
             durable.fulfill($0)
         }
-        await network.get()?.published(document)
-        if !shownAtOnce.isEmpty { await hub.showArriving(channels: shownAtOnce) }
+        // Sent to peers first, then shown to local listeners: by this thread, as the loop's work, when the loop
+        // is free (no thread to wake on a message's way out), else by the loop.
+        if let network = network.get() {
+            let done = loop.runIfFree { network.assumeIsolated { $0.published(document, showing: shownAtOnce) } }
+            if done == nil { await network.published(document, showing: shownAtOnce) }
+        } else if !shownAtOnce.isEmpty {
+            await hub.showArriving(channels: shownAtOnce)
+        }
         // Both awaited to their end even if the caller was cancelled meanwhile (a promise is not cancelled with
         // its awaiting task), so that listeners and the store agree.
         if await committed.value {
@@ -279,6 +295,12 @@ public final class Node: Sendable {
     /// Shows the messages ``check(parsed:)`` held in these channels to their listeners.
     package func show(_ channels: Set<ChannelID>) async {
         if !channels.isEmpty { await hub.showArriving(channels: channels) }
+    }
+
+    /// ``show(_:)`` from the node's loop (the network's code, or a datagram's handler), where the hub runs:
+    /// at once, with no hop.
+    func showNow(_ channels: Set<ChannelID>) {
+        if !channels.isEmpty { hub.assumeIsolated { $0.showArriving(channels: channels) } }
     }
 
     private static let displayNameSetting = "displayName"

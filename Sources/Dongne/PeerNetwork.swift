@@ -4,9 +4,10 @@ import Foundation
 
 /// The shell around the gossip core: TCP connections, secure sessions, timers, and the node's store.
 ///
-/// Every connection's bytes arrive in order through one task per connection; session actions become socket
-/// writes; gossip directives become session messages, admissions into the store (which shows new documents to
-/// listeners), and timers.
+/// It runs on the node's ``EventLoop``, with the listener hub: a datagram is read, opened, checked and shown to
+/// listeners by that one thread, and every connection's bytes are handed to it in order by the connection's
+/// reader. Session actions become socket writes; gossip directives become session messages, admissions into
+/// the store (which shows new documents to listeners), and timers.
 actor PeerNetwork {
     /// Received documents checked in place (``admit(_:)``): who sent them, what passed, and the channels whose
     /// listeners are to see them.
@@ -56,6 +57,8 @@ actor PeerNetwork {
     /// The node this network serves; weak, so that a node dropped without `stop()` is not kept alive (or
     /// read after it is gone) by a connection's task.
     weak var owner: Node?
+    /// The thread this actor runs on (shared with the node's listener hub).
+    let loop: EventLoop
     let identity: SigningKey
     let store: Store
     let clock: NodeClock
@@ -101,12 +104,16 @@ actor PeerNetwork {
 
     init(node: Node, networkKey: NetworkKey) {
         self.owner = node
+        self.loop = node.loop
         self.identity = node.identity
         self.store = node.store
         self.clock = node.configuration.clock
         self.networkKey = networkKey
         (peerEvents, events) = AsyncStream.makeStream(of: PeerEvent.self, bufferingPolicy: .bufferingNewest(256))
     }
+
+    /// The node's event loop.
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     /// Starts listening on `port` (0: any free port); the address it listens on.
     func listen(port: UInt16) throws -> SocketAddress {
@@ -195,10 +202,12 @@ actor PeerNetwork {
         links.keys.compactMap(info).sorted { $0.identity < $1.identity }
     }
 
-    /// A document this node wrote (already stored and shown locally) goes out to peers.
-    func published(_ document: Document) {
+    /// A document this node wrote (queued for the store) goes out to peers, then the messages held for it are
+    /// shown to local listeners in `showing` (the hub shares this loop).
+    func published(_ document: Document, showing: Set<ChannelID> = []) {
         advanceGossipClock()
         apply(gossip.handle(.published(id: document.id, channel: document.channel, bytes: document.bytes)))
+        owner?.showNow(showing)
     }
 
     /// The user's channels changed: tell every peer.
@@ -220,17 +229,20 @@ actor PeerNetwork {
             role: outbound ? .initiator : .responder, identity: identity, networkKey: networkKey)
         let opening = session.start()
         links[id] = Link(connection: connection, session: session, isOutbound: outbound)
-        let (chunks, feed) = AsyncStream.makeStream(of: [UInt8].self)
-        // The reader pauses while 4 MiB wait here unprocessed: a peer that sends faster than this node works
-        // through it is slowed by TCP itself, and memory stays bounded.
-        connection.start(consumedOnReturn: false, onReceive: { feed.yield($0) }, onClose: { _ in feed.finish() })
-        Task { [weak self] in
-            for await chunk in chunks {
-                await self?.received(chunk, on: id)
-                connection.consumed(chunk.count)
-            }
-            await self?.closed(id, reason: "connection closed")
-        }
+        // Handed to the loop by the connection's reader, in order. The reader pauses while 4 MiB wait
+        // unprocessed: a peer that sends faster than this node works through it is slowed by TCP itself, and
+        // memory stays bounded.
+        connection.start(
+            consumedOnReturn: false,
+            onReceive: { [weak self, loop] chunk in
+                loop.execute { [weak self] in
+                    self?.assumeIsolated { $0.received(chunk, on: id) }
+                    connection.consumed(chunk.count)
+                }
+            },
+            onClose: { [weak self, loop] _ in
+                loop.execute { [weak self] in self?.assumeIsolated { $0.closed(id, reason: "connection closed") } }
+            })
         perform(opening, on: id)
         return id
     }

@@ -18,7 +18,7 @@ extension PeerNetwork {
             // A datagram's handler passes them on itself when it is done; anything else gets a task for it.
             if !handlingDatagram && !passingOnScheduled {
                 passingOnScheduled = true
-                Task { await passOnCheckedArrivals() }
+                Task { passOnCheckedArrivals() }
             }
         } else {
             Task { [weak self] in
@@ -33,13 +33,12 @@ extension PeerNetwork {
     /// At most this many received documents are checked on the actor itself (about 65 µs each).
     static let documentsCheckedInPlace = 4
 
-    /// Shows what ``admit(_:)`` checked in place to listeners, then queues it for the store. Awaited by the task
-    /// that handled the datagram, the hub runs next on that task, with no task of its own to wake a second
-    /// thread for while this actor is still busy; queueing the write starts no task and wakes no thread either
-    /// (see ``Node/keep(_:completion:)``): nothing else runs on a live message's way. The price: storing a live
-    /// message waits for its listeners' callbacks (which should return quickly, sentence 7 of the listener
-    /// contract), and so does its acknowledgement.
-    func passOnCheckedArrivals() async {
+    /// Shows what ``admit(_:)`` checked in place to listeners, then queues it for the store. The hub shares this
+    /// actor's loop, so it runs right here, with no task and no second thread to wake; queueing the write
+    /// starts no task and wakes no thread either (see ``Node/keep(_:completion:)``): nothing else runs on a
+    /// live message's way. The price: storing a live message waits for its listeners' callbacks (which should
+    /// return quickly, sentence 7 of the listener contract), and so does its acknowledgement.
+    func passOnCheckedArrivals() {
         passingOnScheduled = false
         let arrivals = checkedArrivals
         checkedArrivals = []
@@ -51,7 +50,7 @@ extension PeerNetwork {
             }
             return
         }
-        await owner.show(arrivals.reduce(into: Set<ChannelID>()) { $0.formUnion($1.showing) })
+        owner.showNow(arrivals.reduce(into: Set<ChannelID>()) { $0.formUnion($1.showing) })
         for (documents, admitted, _) in arrivals {
             owner.keep(admitted) { [weak self] results in Task { await self?.settle(documents, results) } }
         }

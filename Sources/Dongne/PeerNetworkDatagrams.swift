@@ -7,11 +7,13 @@ extension PeerNetwork {
     /// Binds the datagram socket, on `port` when it is free (else any port: the port is announced anyway).
     func openDatagramSocket(port: UInt16) {
         guard datagramSocket == nil, !stopped else { return }
+        // Read on this actor's own loop, whose thread then handles the datagram at once.
         let receive: @Sendable ([UInt8], SocketAddress) -> Void = { [weak self] bytes, _ in
-            Task { await self?.receivedDatagram(bytes) }
+            self?.assumeIsolated { $0.receivedDatagram(bytes) }
         }
         datagramSocket =
-            (try? UDPSocket(port: port, onReceive: receive)) ?? (try? UDPSocket(port: 0, onReceive: receive))
+            (try? UDPSocket(port: port, loop: loop, onReceive: receive))
+            ?? (try? UDPSocket(port: 0, loop: loop, onReceive: receive))
     }
 
     /// A new session gets its datagram keys and an index of its own, and tells the peer where to send.
@@ -55,13 +57,13 @@ extension PeerNetwork {
         for index in socket.send(sealed.map(\.datagram)) { sendGossip(sealed[index].message, to: sealed[index].to) }
     }
 
-    /// A datagram arrived: handled at once, then the messages it brought are shown to listeners from this same
-    /// task (see ``passOnCheckedArrivals()``).
-    func receivedDatagram(_ bytes: [UInt8]) async {
+    /// A datagram arrived: handled at once, then the messages it brought are shown to listeners, all on the
+    /// loop's thread that read it (see ``passOnCheckedArrivals()``).
+    func receivedDatagram(_ bytes: [UInt8]) {
         handlingDatagram = true
         handleDatagram(bytes)
         handlingDatagram = false
-        await passOnCheckedArrivals()
+        passOnCheckedArrivals()
     }
 
     /// Cheap checks (index, size, replay window, MAC) before anything reads it; a datagram that opens must hold

@@ -2,25 +2,35 @@ import CSystem
 import Foundation
 import Glibc
 
-/// A bound UDP socket: a reader thread hands each received datagram and its sender to a callback; sends never
-/// block for long (a full send buffer drops the datagram, as the network would).
+/// A bound UDP socket: its loop hands each received datagram and its sender to a callback, on the loop's
+/// thread; sends never block for long (a full send buffer drops the datagram, as the network would).
 public final class UDPSocket: @unchecked Sendable {
     /// The largest datagram read; anything longer is cut to this and fails its MAC upstream.
     public static let maximumDatagramBytes = 2_048
+    /// Datagrams read at most each time the socket is found readable, so that the loop's other work is not
+    /// starved by a flood (the rest waits in the socket for the next turn).
+    static let datagramsPerTurn = 64
 
     /// Where it is bound.
     public let address: SocketAddress
+    /// The loop that reads it.
+    public let loop: EventLoop
     private let descriptor: Int32
     private let lock = NSLock()
     private var closed = false
     private var counters = (sent: 0, received: 0)
+    private let onReceive: @Sendable ([UInt8], SocketAddress) -> Void
+    /// Touched only on the loop.
+    private var buffer = [UInt8](repeating: 0, count: UDPSocket.maximumDatagramBytes)
 
-    /// Binds `host:port` (port 0: any free one) and hands each datagram to `onReceive`.
+    /// Binds `host:port` (port 0: any free one) and hands each datagram to `onReceive`, on `loop` (a loop of
+    /// its own when none is given).
     public init(
-        host: String = "0.0.0.0", port: UInt16, onReceive: @escaping @Sendable ([UInt8], SocketAddress) -> Void
+        host: String = "0.0.0.0", port: UInt16, loop: EventLoop? = nil,
+        onReceive: @escaping @Sendable ([UInt8], SocketAddress) -> Void
     ) throws(SystemError) {
         let descriptor = try systemCall("socket") {
-            socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         }
         do throws(SystemError) {
             guard let requested = SocketAddress(host: host, port: port) else {
@@ -30,17 +40,22 @@ public final class UDPSocket: @unchecked Sendable {
                 try systemCall("bind") { bind(descriptor, pointer, length) }
             }
             address = SocketAddress(host: host, port: try SocketAddress.localPort(of: descriptor))!
+            if let loop {
+                self.loop = loop
+            } else {
+                self.loop = try EventLoop(name: "dongne-udp")
+            }
         } catch {
             Glibc.close(descriptor)
             throw error
         }
         self.descriptor = descriptor
-        let thread = Thread { [self] in
-            // Named from the thread itself: only then does Foundation pass the name to the kernel.
-            Thread.current.name = "dongne-udp"
-            receiveLoop(onReceive)
-        }
-        thread.start()
+        self.onReceive = onReceive
+        self.loop.watch(descriptor) { [weak self] in self?.receiveAvailable() }
+    }
+
+    deinit {
+        close()
     }
 
     /// Sends one datagram; false if the system refused it (no route, a full buffer, or closed).
@@ -92,25 +107,30 @@ public final class UDPSocket: @unchecked Sendable {
     /// Bytes sent and received so far.
     public var traffic: (sent: Int, received: Int) { lock.withLock { counters } }
 
-    /// Stops receiving and closes the socket. Idempotent.
+    /// Stops receiving and closes the socket, on its loop (so that the loop's poll never holds a descriptor
+    /// closed meanwhile). Idempotent.
     public func close() {
         let first = lock.withLock { () -> Bool in
             defer { closed = true }
             return !closed
         }
-        // shutdown wakes the reader thread, which closes the descriptor once it is out of recvfrom.
-        if first { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        guard first else { return }
+        loop.execute { [loop, descriptor] in
+            loop.unwatch(descriptor)
+            Glibc.close(descriptor)
+        }
     }
 
-    private func receiveLoop(_ onReceive: @Sendable ([UInt8], SocketAddress) -> Void) {
-        var buffer = [UInt8](repeating: 0, count: Self.maximumDatagramBytes)
-        while !lock.withLock({ closed }) {
+    /// Reads what the socket holds (up to a turn's worth) and hands it on; on the loop, which found it readable.
+    private func receiveAvailable() {
+        for _ in 0..<Self.datagramsPerTurn {
+            guard !lock.withLock({ closed }) else { return }
             var sender = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let count = buffer.withUnsafeMutableBytes { bytes in
                 withUnsafeMutablePointer(to: &sender) { pointer in
                     pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        recvfrom(descriptor, bytes.baseAddress, bytes.count, 0, $0, &length)
+                        recvfrom(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
                     }
                 }
             }
@@ -118,9 +138,8 @@ public final class UDPSocket: @unchecked Sendable {
                 lock.withLock { counters.received += count }
                 onReceive(Array(buffer.prefix(count)), SocketAddress.from(sender))
             } else if count < 0 && errno != EINTR && errno != ECONNREFUSED {
-                break
+                return  // EAGAIN: nothing more for now (any other error: the next turn tries again)
             }
         }
-        Glibc.close(descriptor)
     }
 }

@@ -1,0 +1,233 @@
+import CSystem
+import Foundation
+import Glibc
+import Synchronization
+
+/// One thread that runs, one at a time and in order: the jobs of the actors that take it as their executor,
+/// closures handed to ``execute(_:)``, and the handlers of the descriptors it watches (a UDP socket) when they
+/// are readable. It sleeps in poll(2) on those descriptors and an eventfd that wakes it for new work.
+///
+/// Why a node's network has a thread of its own rather than the shared pool: a datagram is then read,
+/// opened, checked and shown to listeners by the thread the kernel wakes for it, with no second thread to
+/// wake on its way. On the shared pool, the socket's reader would start a task and a pool thread would wake
+/// for it: on a small machine where every process of a LAN wants the processor at once, that second wake-up
+/// (a futex, a context switch, and the pool thread's own sleep after it) costs about as much as the work.
+///
+/// Actors that share one loop run one at a time on it, so a call from one to another needs no hop: code of
+/// one can enter the other with `assumeIsolated` (see ``checkIsolated()``). Another thread may also do the
+/// loop's work itself while the loop has nothing else running (``runIfFree(_:)``, as `dispatch_sync` runs a
+/// block on the calling thread): a message written here then leaves from the writer's own thread, with no
+/// thread to wake on its way either.
+///
+/// The thread ends once the loop is released, after the work already queued.
+public final class EventLoop: SerialExecutor, @unchecked Sendable {
+    private let core: Core
+
+    /// Starts the loop's thread, named `name` (at most 15 bytes reach the kernel).
+    public init(name: String) throws(SystemError) {
+        let wakeup = dongne_eventfd()
+        guard wakeup >= 0 else { throw SystemError(function: "eventfd", code: errno) }
+        core = Core(wakeup: wakeup)
+        let thread = Thread { [core] in
+            // Named from the thread itself: only then does Foundation pass the name to the kernel.
+            Thread.current.name = name
+            core.run()
+        }
+        thread.start()
+    }
+
+    deinit {
+        core.stop()
+    }
+
+    /// Whether the calling thread is doing the loop's work now: the loop's thread running its work, or a
+    /// thread inside ``runIfFree(_:)``.
+    public var isCurrent: Bool { core.isCurrent }
+
+    /// Runs `body` on the calling thread as the loop's work, if no other work of the loop is running now (it
+    /// waits for none); nil when some is. Inside `body` the thread is the loop's (``isCurrent``): it may enter
+    /// the loop's actors with `assumeIsolated`. `body` should be short: the loop waits for it.
+    public func runIfFree<T: Sendable>(_ body: () -> T) -> T? {
+        if core.isCurrent { return body() }
+        return core.isolatedIfFree(body)
+    }
+
+    /// Runs `work` on the loop, after the work queued before it.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        core.add(.closure(work))
+    }
+
+    /// Calls `onReadable` on the loop whenever `descriptor` is readable, until ``unwatch(_:)``. The descriptor
+    /// should be non-blocking: the handler reads what is there and returns.
+    public func watch(_ descriptor: Int32, onReadable: @escaping @Sendable () -> Void) {
+        core.watch(descriptor, onReadable)
+    }
+
+    /// Stops watching `descriptor`; from the loop itself, so that its next poll no longer holds it (a
+    /// descriptor closed by another thread while poll holds it could be reused meanwhile).
+    public func unwatch(_ descriptor: Int32) {
+        precondition(isCurrent, "a descriptor is unwatched on its loop")
+        core.unwatch(descriptor)
+    }
+
+    // MARK: SerialExecutor
+
+    /// Queues a job of an actor that runs on this loop.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        core.add(.job(UnownedJob(job), on: asUnownedSerialExecutor()))
+    }
+
+    /// This loop as an actor's executor.
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// Stops the process unless the calling thread is doing the loop's work (``isCurrent``): what the runtime
+    /// asks when code outside any of the loop's jobs (a descriptor's handler, ``runIfFree(_:)``) enters an
+    /// actor of the loop with `assumeIsolated`.
+    public func checkIsolated() {
+        precondition(isCurrent, "not doing the event loop's work")
+    }
+
+    /// Whether the calling thread is doing the loop's work (the runtime's non-fatal form of
+    /// ``checkIsolated()``).
+    public func isIsolatingCurrentContext() -> Bool? {
+        isCurrent
+    }
+}
+
+extension EventLoop {
+    /// Work for the loop.
+    fileprivate enum Work: @unchecked Sendable {
+        /// A job of an actor, and the loop as its executor (unowned: an actor that has jobs queued holds the
+        /// loop). An `UnownedJob` is run once, here.
+        case job(UnownedJob, on: UnownedSerialExecutor)
+        case closure(@Sendable () -> Void)
+    }
+
+    /// The loop's state, shared by its thread and the threads that hand it work.
+    fileprivate final class Core: @unchecked Sendable {
+        private struct State {
+            var work: [Work] = []
+            var watches: [Int32: @Sendable () -> Void] = [:]
+            /// Whether the thread is (about to be) asleep in poll: only then does new work write the eventfd.
+            var sleeping = false
+            var stopping = false
+        }
+
+        /// Handlers run between two looks at the queue at most, so that neither starves the other.
+        private static let maximumWorkPerTurn = 256
+
+        private let state = Mutex(State())
+        private let wakeup: Int32
+        /// Held by whichever thread does the loop's work, so that one thread at a time does it.
+        private let isolation = Mutex(())
+        /// That thread, while it holds `isolation` (0: none).
+        private let worker = Atomic<UInt>(0)
+
+        init(wakeup: Int32) { self.wakeup = wakeup }
+
+        var isCurrent: Bool { worker.load(ordering: .acquiring) == UInt(pthread_self()) }
+
+        /// Runs `body` as the loop's work, waiting for the work running now to end.
+        func isolated<T: Sendable>(_ body: () -> T) -> T {
+            isolation.withLock { _ in run(asWorker: body) }
+        }
+
+        /// Runs `body` as the loop's work if none is running now; nil if some is.
+        func isolatedIfFree<T: Sendable>(_ body: () -> T) -> T? {
+            isolation.withLockIfAvailable { _ in run(asWorker: body) }
+        }
+
+        private func run<T>(asWorker body: () -> T) -> T {
+            worker.store(UInt(pthread_self()), ordering: .releasing)
+            defer { worker.store(0, ordering: .releasing) }
+            return body()
+        }
+
+        func add(_ work: Work) {
+            let wake = state.withLock { state in
+                state.work.append(work)
+                defer { state.sleeping = false }
+                return state.sleeping
+            }
+            if wake { signal() }
+        }
+
+        func watch(_ descriptor: Int32, _ handler: @escaping @Sendable () -> Void) {
+            let wake = state.withLock { state in
+                state.watches[descriptor] = handler
+                defer { state.sleeping = false }
+                return state.sleeping
+            }
+            if wake { signal() }
+        }
+
+        func unwatch(_ descriptor: Int32) {
+            state.withLock { _ = $0.watches.removeValue(forKey: descriptor) }
+        }
+
+        func stop() {
+            let wake = state.withLock { state in
+                state.stopping = true
+                defer { state.sleeping = false }
+                return state.sleeping
+            }
+            if wake { signal() }
+        }
+
+        private func signal() {
+            var one: UInt64 = 1
+            // Fails only when the counter would overflow, which leaves it readable: the loop wakes anyway.
+            _ = Glibc.write(wakeup, &one, MemoryLayout<UInt64>.size)
+        }
+
+        func run() {
+            while true {
+                let (work, watches, stopping) = takeWork()
+                for item in work { isolated { perform(item) } }
+                if stopping && work.isEmpty { break }
+                poll(watches, wait: work.isEmpty)
+            }
+            Glibc.close(wakeup)
+        }
+
+        /// The queued work (at most a turn's worth), the descriptors to watch, and whether to stop; with
+        /// nothing queued, the loop is marked asleep before the lock is let go, so that work added after this
+        /// look wakes it.
+        private func takeWork() -> ([Work], [Int32: @Sendable () -> Void], Bool) {
+            state.withLock { state in
+                let count = min(state.work.count, Self.maximumWorkPerTurn)
+                let work = Array(state.work.prefix(count))
+                state.work.removeFirst(count)
+                state.sleeping = work.isEmpty && !state.stopping
+                return (work, state.watches, state.stopping)
+            }
+        }
+
+        private func perform(_ work: Work) {
+            switch work {
+            case .job(let job, let executor): job.runSynchronously(on: executor)
+            case .closure(let body): body()
+            }
+        }
+
+        /// Waits (when `wait`) until the eventfd or a watched descriptor is readable, then runs the handlers of
+        /// the readable ones.
+        private func poll(_ watches: [Int32: @Sendable () -> Void], wait: Bool) {
+            var descriptors = [pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0)]
+            descriptors += watches.keys.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let ready = Glibc.poll(&descriptors, nfds_t(descriptors.count), wait ? -1 : 0)
+            state.withLock { $0.sleeping = false }
+            guard ready > 0 else { return }  // EINTR and the like: look again
+            if descriptors[0].revents != 0 {
+                var count: UInt64 = 0
+                _ = Glibc.read(wakeup, &count, MemoryLayout<UInt64>.size)
+            }
+            for entry in descriptors.dropFirst() where entry.revents != 0 {
+                // Looked up again: an earlier handler may have unwatched it.
+                if let handler = state.withLock({ $0.watches[entry.fd] }) { isolated(handler) }
+            }
+        }
+    }
+}

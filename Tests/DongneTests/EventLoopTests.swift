@@ -1,0 +1,137 @@
+import DongneNet
+import Foundation
+import Glibc
+import Testing
+
+/// The event loop a node's network and listener hub run on: a serial executor with a thread of its own, which
+/// another thread may stand in for while it is free.
+@Suite struct EventLoopTests {
+    /// An actor whose jobs run on a given loop, recording the thread they ran on.
+    actor OnLoop {
+        let loop: EventLoop
+        private(set) var calls = 0
+        init(_ loop: EventLoop) { self.loop = loop }
+        nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+
+        func record() -> (isLoopWork: Bool, thread: UInt) {
+            calls += 1
+            return (loop.isCurrent, UInt(pthread_self()))
+        }
+
+        /// Enters `other` (on the same loop) without a hop.
+        func count(into other: OnLoop) {
+            other.assumeIsolated { $0.calls += 1 }
+        }
+    }
+
+    /// Items recorded from several threads.
+    final class Log<Item: Sendable>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var items: [Item] = []
+        func add(_ item: Item) { lock.withLock { items.append(item) } }
+        var all: [Item] { lock.withLock { items } }
+    }
+
+    @Test func actorJobsRunOnTheLoopsOwnThreadOneLoopForSeveralActors() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        let first = OnLoop(loop)
+        let second = OnLoop(loop)
+        let (isLoopWork, thread) = await first.record()
+        #expect(isLoopWork)
+        #expect(thread != UInt(pthread_self()))
+        #expect(await second.record().thread == thread)
+        await first.count(into: second)
+        #expect(await second.calls == 2)
+        #expect(!loop.isCurrent)
+    }
+
+    @Test func closuresRunInTheOrderTheyWereHandedOver() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        let log = Log<Int>()
+        for index in 0..<1_000 { loop.execute { log.add(index) } }
+        let done = Log<Bool>()
+        loop.execute { done.add(true) }
+        #expect(await Self.eventually { !done.all.isEmpty })
+        #expect(log.all == Array(0..<1_000))
+    }
+
+    @Test func anotherThreadDoesTheLoopsWorkOnlyWhileTheLoopIsFree() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        let actor = OnLoop(loop)
+        let caller = UInt(pthread_self())
+        let ranHere = loop.runIfFree { actor.assumeIsolated { _ in (loop.isCurrent, UInt(pthread_self())) } }
+        #expect(ranHere?.0 == true)
+        #expect(ranHere?.1 == caller)
+        #expect(!loop.isCurrent)
+
+        // While a closure holds the loop, nothing else does its work.
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        loop.execute {
+            holding.signal()
+            release.wait()
+        }
+        holding.wait()
+        #expect(loop.runIfFree { true } == nil)
+        release.signal()
+        #expect(await actor.record().isLoopWork)
+        #expect(loop.runIfFree { true } == true)
+    }
+
+    @Test func aWatchedDescriptorsHandlerRunsOnTheLoopWhenItIsReadable() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let (reader, writer) = (ends[0], ends[1])
+        #expect(fcntl(reader, F_SETFL, O_NONBLOCK) == 0)
+        defer { close(writer) }
+        let log = Log<(UInt8, Bool)>()
+        loop.watch(reader) {
+            var byte: UInt8 = 0
+            while read(reader, &byte, 1) == 1 { log.add((byte, loop.isCurrent)) }
+        }
+        for byte: UInt8 in [7, 8, 9] {
+            var value = byte
+            #expect(write(writer, &value, 1) == 1)
+            #expect(await Self.eventually { log.all.last?.0 == byte })
+        }
+        #expect(log.all.map(\.0) == [7, 8, 9])
+        #expect(log.all.allSatisfy { $0.1 })
+        let unwatched = Log<Bool>()
+        loop.execute {
+            loop.unwatch(reader)
+            close(reader)
+            unwatched.add(true)
+        }
+        #expect(await Self.eventually { !unwatched.all.isEmpty })
+    }
+
+    @Test func theThreadEndsOnceTheLoopIsReleased() async throws {
+        let name = "loop-\(UInt16.random(in: 1_000...9_999))"
+        var loop: EventLoop? = try EventLoop(name: name)
+        let started = Log<Bool>()
+        loop?.execute { started.add(true) }
+        #expect(await Self.eventually { !started.all.isEmpty })
+        #expect(Self.threadNames().contains(name))
+        loop = nil
+        #expect(await Self.eventually { !Self.threadNames().contains(name) })
+    }
+
+    /// The names of this process's threads, as the kernel has them.
+    static func threadNames() -> Set<String> {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return Set(tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        })
+    }
+
+    /// Waits up to 10 s for `condition`, looking every 10 ms.
+    static func eventually(_ condition: @Sendable () -> Bool) async -> Bool {
+        for _ in 0..<1_000 {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return condition()
+    }
+}
