@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -33,6 +34,13 @@ static inline int dongne_set_thread_nice_and_slice(int nice, uint64_t slice_nano
     attr.sched_nice = nice;
     attr.sched_runtime = slice_nanoseconds;
     return (int)syscall(SYS_sched_setattr, 0, &attr, 0);
+}
+
+// Names the calling thread for the kernel (what perf, top -H and /proc/PID/task/*/comm show; at most 15 bytes
+// are kept). prctl(2) is variadic, which Swift cannot call; Foundation's Thread.name reaches the kernel only if
+// the thread sets it after its parent has finished starting it.
+static inline void dongne_name_thread(const char *name) {
+    (void)prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
 }
 
 // A non-blocking, close-on-exec eventfd(2) (a counter another thread adds to, to wake a poll(2)), or -1.

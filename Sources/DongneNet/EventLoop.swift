@@ -29,8 +29,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         guard wakeup >= 0 else { throw SystemError(function: "eventfd", code: errno) }
         core = Core(wakeup: wakeup)
         let thread = Thread { [core] in
-            // Named from the thread itself: only then does Foundation pass the name to the kernel.
-            Thread.current.name = name
+            dongne_name_thread(name)
             core.run()
         }
         thread.start()
