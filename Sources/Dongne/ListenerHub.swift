@@ -19,9 +19,13 @@ import Foundation
 ///    actor, one at a time, so a callback should return quickly and hand longer work to its own task.
 /// 8. A query Firestore would refuse throws from `addSnapshotListener` (and from `getDocuments`); a query
 ///    that fails later, when the store fails, gives its listener `(nil, error)` once and removes it.
-/// 9. A message received from a peer shows as soon as its signature holds, exactly as it will once stored
-///    (reads merge it in, see ``ArrivingMessages``); should the store fail to keep it, it is `removed` again
-///    until the peer sends it again. Its tests are in `ArrivingMessagesTests.swift`.
+/// 9. A message received from a peer shows, exactly as it will once stored (reads merge it in, see
+///    ``ArrivingMessages``), as soon as it is known to be its author's: at once when it came straight from its
+///    author, over a session whose peer proved it holds the author's key (the session's MAC authenticates
+///    it), else once its signature holds. Its signature is checked before it is stored or forwarded either
+///    way; should that check fail, or the store fail to keep it, it is `removed` again (until the peer sends
+///    it again, for a store failure). Its tests are in `ArrivingMessagesTests.swift` and
+///    `AuthenticatedArrivalTests.swift`.
 ///
 /// Listeners registered with the same query share one ``Observer``, so a change is computed once however
 /// many listeners watch it.

@@ -17,6 +17,8 @@ public final class Node: Sendable {
     let hub: ListenerHub
     /// The thread the network and the listener hub run on, one at a time, and listeners' callbacks with them.
     let loop: EventLoop
+    /// Where the signatures of messages shown already (received straight from their authors) are checked.
+    let background = BackgroundQueue(name: "dongne-checks")
     let source: SnapshotSource
     let region: ChannelName?
     private let profile: LockedName
@@ -250,8 +252,11 @@ public final class Node: Sendable {
         // Sent to peers first, then shown to local listeners: by this thread, as the loop's work, when the loop
         // is free (no thread to wake on a message's way out), else by the loop.
         if let network = network.get() {
-            let done = loop.runIfFree { network.assumeIsolated { $0.published(document, showing: shownAtOnce) } }
-            if done == nil { await network.published(document, showing: shownAtOnce) }
+            let sent = loop.runIfFree { () -> Bool in
+                network.assumeIsolated { $0.published(document, showing: shownAtOnce) }
+                return true
+            }
+            if sent == nil { await network.published(document, showing: shownAtOnce) }
         } else if !shownAtOnce.isEmpty {
             await hub.showArriving(channels: shownAtOnce)
         }
@@ -295,6 +300,22 @@ public final class Node: Sendable {
     /// Shows the messages ``check(parsed:)`` held in these channels to their listeners.
     package func show(_ channels: Set<ChannelID>) async {
         if !channels.isEmpty { await hub.showArriving(channels: channels) }
+    }
+
+    /// Checks received documents as ``check(parsed:)`` does, on the node's background queue, and hands the
+    /// result to `completion` there (nil when the node is gone by then).
+    func checkInBackground(
+        _ documents: [UnverifiedDocument],
+        completion: @escaping @Sendable ((admitted: AdmittedBatch, showing: Set<ChannelID>)?) -> Void
+    ) {
+        background.execute { [weak self] in completion(self?.check(parsed: documents)) }
+    }
+
+    /// Withdraws messages held before their signatures were checked (see `ArrivingMessages.add(authenticated:)`)
+    /// and refreshes their listeners: from the node's loop, where the hub runs.
+    func withdrawNow(_ documents: [UnverifiedDocument]) {
+        let channels = source.arriving.remove(unverified: documents)
+        if !channels.isEmpty { hub.assumeIsolated { $0.refresh(channels: channels) } }
     }
 
     /// ``show(_:)`` from the node's loop (the network's code, or a datagram's handler), where the hub runs:

@@ -94,6 +94,9 @@ actor PeerNetwork {
     var stopped = false
     /// Received documents checked in place, to show and store once the handler that checked them is done.
     var checkedArrivals: [CheckedArrival] = []
+    /// Channels whose listeners are to see messages held straight from their authors (see
+    /// ``admitFromTheirAuthors(_:)``), shown with the checked arrivals.
+    var authenticatedShowing: Set<ChannelID> = []
     /// Whether a datagram is being handled (it passes on its checked arrivals itself).
     var handlingDatagram = false
     /// Whether a task to pass on checked arrivals is queued already.

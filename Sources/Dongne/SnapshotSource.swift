@@ -14,9 +14,9 @@ struct SnapshotSource: Sendable {
     func arrivals(in channel: ChannelID) throws(StoreError) -> Arrivals {
         var arrivals = Arrivals()
         for arrival in arriving.messages(in: channel) {
-            switch try store.arrivalShowing(of: arrival.document.id, by: arrival.document.author) {
+            switch try store.arrivalShowing(of: arrival.id, by: arrival.author) {
             case .afterCommit: continue
-            case .plain: arrivals.settled.insert(arrival.document.id)
+            case .plain: arrivals.settled.insert(arrival.id)
             case .plainByReporter: break
             }
             arrivals.messages.append(arrival)
@@ -72,15 +72,15 @@ struct SnapshotSource: Sendable {
         let isActive = policy.isActive(reportCount: 0, retracted: false)
         if let wanted = query.isActive, wanted != isActive { return [] }
         var snapshots: [MessageSnapshot] = []
-        for arrival in arrivals where !returned.contains(arrival.document.id) {
-            let (document, message) = (arrival.document, arrival.message)
-            guard query.author.map({ $0 == document.author }) ?? true,
-                query.type.map({ $0 == MessageType(message.content) }) ?? true,
-                query.isWithinCursors(SortKey(created: document.created, id: document.id))
+        for arrival in arrivals where !returned.contains(arrival.id) {
+            guard query.author.map({ $0 == arrival.author }) ?? true,
+                query.type.map({ $0 == MessageType(arrival.message.content) }) ?? true,
+                query.isWithinCursors(SortKey(created: arrival.created, id: arrival.id))
             else { continue }
             snapshots.append(
                 MessageSnapshot(
-                    document: document, message: message, reportCount: 0, isActive: isActive,
+                    id: arrival.id, author: arrival.author, created: arrival.created, message: arrival.message,
+                    reportCount: 0, isActive: isActive,
                     metadata: SnapshotMetadata(hasPendingWrites: arrival.isLocalWrite, isFromCache: isFromCache)))
         }
         return snapshots

@@ -66,11 +66,20 @@ public struct MessageSnapshot: SnapshotDocument, Hashable {
     }
 
     init(document: Document, message: Message, reportCount: Int, isActive: Bool, metadata: SnapshotMetadata) {
-        id = document.id
+        self.init(
+            id: document.id, author: document.author, created: document.created, message: message,
+            reportCount: reportCount, isActive: isActive, metadata: metadata)
+    }
+
+    init(
+        id: DocumentID, author: PublicKey, created: UInt64, message: Message, reportCount: Int, isActive: Bool,
+        metadata: SnapshotMetadata
+    ) {
+        self.id = id
         channel = message.channel
-        author = document.author
+        self.author = author
         senderName = message.senderName
-        created = document.created
+        self.created = created
         content = message.content
         self.reportCount = reportCount
         self.isActive = isActive

@@ -94,6 +94,12 @@ extension Store {
         }
     }
 
+    /// Whether a document with this id may be stored already (or be on its way into the store), from memory:
+    /// false only when it certainly is not (see ``KnownDocuments``).
+    public func mayHold(_ id: DocumentID) -> Bool {
+        known.storedIDs.mightContain(id)
+    }
+
     /// How a message not stored yet would show once stored, for listeners that show it before its commit.
     /// Plainly, as a new message, when its author is not blocked and no stored report or retraction points at
     /// it (either may arrive before the message); and then, whether storing it changes anything else a query
