@@ -25,6 +25,8 @@ actor PeerNetwork {
         var tokens = PeerNetwork.burst
         /// Documents from this peer being checked and stored.
         var admitting = 0
+        /// Documents from this peer shown before their checks, whose checks are not done yet.
+        var shownUnchecked = 0
         var tokensAt = ContinuousClock.now
         /// This session's datagram keys and replay window, once established.
         var datagram: DatagramChannel?
@@ -55,7 +57,7 @@ actor PeerNetwork {
     static let maximumAdmitting = 10_000
 
     /// The node this network serves; weak, so that a node dropped without `stop()` is not kept alive (or
-    /// read after it is gone) by a connection's task.
+    /// read after it is gone) by a connection's reader or a timer's task.
     weak var owner: Node?
     /// The thread this actor runs on (shared with the node's listener hub).
     let loop: EventLoop
@@ -80,6 +82,9 @@ actor PeerNetwork {
     var wakeAt: UInt64?
     /// Identities ignored until a moment, for having sent too many invalid documents.
     var banned: [PublicKey: ContinuousClock.Instant] = [:]
+    /// Identities whose documents are checked before they show: each sent one of its own whose signature
+    /// failed (see ``mayShowBeforeCheck(_:)``).
+    var checkedFirst: Set<PublicKey> = []
     var closedTraffic = (sent: 0, received: 0)
     /// Addresses to stay connected to, with the current pause before the next dial.
     var dialTargets: [SocketAddress: UInt64] = [:]
@@ -237,14 +242,15 @@ actor PeerNetwork {
         // memory stays bounded.
         connection.start(
             consumedOnReturn: false,
-            onReceive: { [weak self, loop] chunk in
+            onReceive: { [weak self, weak loop] chunk in
+                guard let loop else { return connection.close() }  // the network is gone
                 loop.execute { [weak self] in
                     self?.assumeIsolated { $0.received(chunk, on: id) }
                     connection.consumed(chunk.count)
                 }
             },
-            onClose: { [weak self, loop] _ in
-                loop.execute { [weak self] in self?.assumeIsolated { $0.closed(id, reason: "connection closed") } }
+            onClose: { [weak self, weak loop] _ in
+                loop?.execute { [weak self] in self?.assumeIsolated { $0.closed(id, reason: "connection closed") } }
             })
         perform(opening, on: id)
         return id
@@ -338,37 +344,6 @@ actor PeerNetwork {
         return PeerInfo(
             identity: peer, address: "\(link.connection.remote)", isOutbound: link.isOutbound, refused: link.refused,
             rateLimited: link.rateLimited, datagramsDropped: link.datagramsDropped)
-    }
-
-    // MARK: Misbehaviour
-
-    /// A token bucket per session, refilled over time, and the bound on documents waiting for their checks;
-    /// false (and counted) when the batch must be dropped (its sender resends it later).
-    func takeTokens(_ count: Int, on id: PeerID) -> Bool {
-        guard var link = links[id] else { return false }
-        guard link.admitting + count <= Self.maximumAdmitting else {
-            links[id]?.rateLimited += 1
-            return false
-        }
-        let now = ContinuousClock.now
-        let interval = (now - link.tokensAt).components
-        let elapsed = Double(interval.seconds) + Double(interval.attoseconds) / 1e18
-        link.tokens = min(Self.burst, link.tokens + elapsed * Self.documentsPerSecond)
-        link.tokensAt = now
-        let allowed = link.tokens >= Double(count)
-        if allowed { link.tokens -= Double(count) } else { link.rateLimited += 1 }
-        links[id] = link
-        return allowed
-    }
-
-    /// Counts invalid documents from a peer; past the limit the session ends and the identity is ignored.
-    func refuse(_ count: Int, from id: PeerID) {
-        guard var link = links[id] else { return }
-        link.refused += count
-        links[id] = link
-        guard link.refused >= Self.refusalLimit else { return }
-        if let peer = link.peer { banned[peer] = ContinuousClock.now + Self.banDuration }
-        closeLink(id, "too many invalid documents (\(link.refused))")
     }
 
     // MARK: Gossip

@@ -1,4 +1,5 @@
 import CDNSSD
+import CSystem
 import Foundation
 import Glibc
 
@@ -97,8 +98,7 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
         self.txt = txt
         self.onReport = onReport
         let thread = Thread { [self] in
-            // Named from the thread itself: only then does Foundation pass the name to the kernel.
-            Thread.current.name = "dongne-dnssd"
+            dongne_name_thread("dongne-dnssd")
             run()
         }
         thread.start()

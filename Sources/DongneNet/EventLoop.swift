@@ -14,10 +14,10 @@ import Synchronization
 /// (a futex, a context switch, and the pool thread's own sleep after it) costs about as much as the work.
 ///
 /// Actors that share one loop run one at a time on it, so a call from one to another needs no hop: code of
-/// one can enter the other with `assumeIsolated` (see ``checkIsolated()``). Another thread may also do the
-/// loop's work itself while the loop has nothing else running (``runIfFree(_:)``, as `dispatch_sync` runs a
-/// block on the calling thread): a message written here then leaves from the writer's own thread, with no
-/// thread to wake on its way either.
+/// one can enter the other with `assumeIsolated` (see ``checkIsolated()``). Another thread may also do some of
+/// the loop's work itself while the loop is running nothing else (``runIfFree(_:)``; not after the work queued
+/// already, which is what `dispatch_sync` would wait for): a message written here then leaves from the
+/// writer's own thread, with no thread to wake on its way either.
 ///
 /// The thread ends once the loop is released, after the work already queued.
 public final class EventLoop: SerialExecutor, @unchecked Sendable {
@@ -44,7 +44,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     public var isCurrent: Bool { core.isCurrent }
 
     /// Runs `body` on the calling thread as the loop's work, if no other work of the loop is running now (it
-    /// waits for none); nil when some is. Inside `body` the thread is the loop's (``isCurrent``): it may enter
+    /// waits for none, and may run before work queued already); nil when some is. Inside `body` the thread is the loop's (``isCurrent``): it may enter
     /// the loop's actors with `assumeIsolated`. `body` should be short: the loop waits for it.
     public func runIfFree<T: Sendable>(_ body: () -> T) -> T? {
         if core.isCurrent { return body() }
@@ -62,7 +62,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         core.watch(descriptor, onReadable)
     }
 
-    /// Stops watching `descriptor`; from the loop itself, so that its next poll no longer holds it (a
+    /// Stops watching `descriptor`; from the loop itself, so that the loop's next poll no longer holds it (a
     /// descriptor closed by another thread while poll holds it could be reused meanwhile).
     public func unwatch(_ descriptor: Int32) {
         precondition(isCurrent, "a descriptor is unwatched on its loop")
@@ -183,24 +183,30 @@ extension EventLoop {
 
         func run() {
             while true {
-                let (work, watches, stopping) = takeWork()
-                for item in work { isolated { perform(item) } }
-                if stopping && work.isEmpty { break }
-                poll(watches, wait: work.isEmpty)
+                for item in takeWork() { isolated { perform(item) } }
+                guard let (watches, wait) = prepareToPoll() else { break }
+                poll(watches, wait: wait)
             }
             Glibc.close(wakeup)
         }
 
-        /// The queued work (at most a turn's worth), the descriptors to watch, and whether to stop; with
-        /// nothing queued, the loop is marked asleep before the lock is let go, so that work added after this
-        /// look wakes it.
-        private func takeWork() -> ([Work], [Int32: @Sendable () -> Void], Bool) {
+        /// The queued work, at most a turn's worth.
+        private func takeWork() -> [Work] {
             state.withLock { state in
                 let count = min(state.work.count, Self.maximumWorkPerTurn)
-                let work = Array(state.work.prefix(count))
-                state.work.removeFirst(count)
-                state.sleeping = work.isEmpty && !state.stopping
-                return (work, state.watches, state.stopping)
+                defer { state.work.removeFirst(count) }
+                return Array(state.work.prefix(count))
+            }
+        }
+
+        /// The descriptors to watch now, and whether to wait for them (nothing is queued); nil once stopping
+        /// with nothing queued. Before waiting, the loop is marked asleep, under the lock that work is queued
+        /// under, so that work added after this look wakes it.
+        private func prepareToPoll() -> ([Int32: @Sendable () -> Void], wait: Bool)? {
+            state.withLock { state in
+                if state.stopping && state.work.isEmpty { return nil }
+                state.sleeping = state.work.isEmpty && !state.stopping
+                return (state.watches, state.sleeping)
             }
         }
 

@@ -1,3 +1,4 @@
+import CSystem
 import Dispatch
 import Foundation
 import Glibc
@@ -78,8 +79,7 @@ public final class TCPConnection: @unchecked Sendable {
     ) {
         lock.withLock { self.onClose = onClose }
         let thread = Thread { [self] in
-            // Named from the thread itself: only then does Foundation pass the name to the kernel.
-            Thread.current.name = "dongne-tcp-read"
+            dongne_name_thread("dongne-tcp-read")
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
                 let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }

@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import Glibc
 
@@ -34,8 +35,7 @@ public final class TCPListener: @unchecked Sendable {
         }
         self.descriptor = descriptor
         let thread = Thread { [self] in
-            // Named from the thread itself: only then does Foundation pass the name to the kernel.
-            Thread.current.name = "dongne-accept"
+            dongne_name_thread("dongne-accept")
             acceptLoop(onAccept)
         }
         thread.start()

@@ -29,6 +29,10 @@ public struct AdmittedBatch: Sendable {
     public var newDocuments: [Document] { fresh.map(\.document) }
     /// The channels of those documents.
     public var newDocumentChannels: Set<ChannelID> { Set(fresh.compactMap(\.document.channel)) }
+    /// How many documents of the batch break a rule (a bad signature, say).
+    public var invalidDocumentCount: Int {
+        results.count { if case .failure(.invalid)? = $0 { true } else { false } }
+    }
 }
 
 extension Store {

@@ -1,0 +1,76 @@
+import DongneCore
+import DongneNet
+import DongneStore
+
+/// Received documents that came straight from their authors (a live chat: an author pushes each new message to
+/// every peer): shown to listeners at once, checked in the background, then forwarded and stored.
+///
+/// A document whose author is the identity key its session's peer proved in the handshake is authenticated by
+/// the session's MAC: its author sent these bytes. Its signature is what lets everyone else check it once it is
+/// stored or forwarded, so that check still comes first for both; but listeners need not wait for it. On a
+/// small machine where every process of a LAN wants the processor at once, the check (about 100 µs) was the
+/// largest step of a message's way to listeners, and four receivers' checks stood in each other's way.
+///
+/// Bounded so that a peer cannot show much that is forged: at most ``maximumShownUnchecked`` such documents of
+/// a session wait for their checks at once (any more are checked before they show), and an identity that
+/// sent one of its own with a signature that fails has its documents checked before they show for as long as
+/// this node runs (``checkedFirst``), besides the refusal counted as for any invalid document.
+extension PeerNetwork {
+    /// Documents of one session shown before their checks and not checked yet, at most.
+    static let maximumShownUnchecked = 32
+
+    /// Whether a few received documents may show before their signatures are checked: all came from one
+    /// session's peer, all are that peer's own, it never sent a forged one, and its session has room.
+    func mayShowBeforeCheck(_ documents: [(document: UnverifiedDocument, from: PeerID)]) -> Bool {
+        guard let from = documents.first?.from, let link = links[from], let peer = link.peer,
+            !checkedFirst.contains(peer), link.shownUnchecked + documents.count <= Self.maximumShownUnchecked
+        else { return false }
+        return documents.allSatisfy { $0.from == from && $0.document.author == peer }
+    }
+
+    /// Shows the new messages among documents that came straight from their authors at once, and has their
+    /// signatures checked on the node's background queue (``Node/checkInBackground(_:completion:)``), off the
+    /// way of the messages still on their way to other processes; only then are they forwarded and stored
+    /// (``checkedInBackground(_:_:shownEarly:)``), as every document is. A signature that fails makes its
+    /// message `removed` again.
+    func admitFromTheirAuthors(_ documents: [(document: UnverifiedDocument, from: PeerID)]) {
+        guard let owner, let from = documents.first?.from else { return }
+        let parsed = documents.map(\.document)
+        // Only what is certainly new shows before its check; anything the store may hold shows, if new, once
+        // checked.
+        let early = parsed.filter { !owner.store.mayHold($0.id) }
+        authenticatedShowing.formUnion(owner.source.arriving.add(authenticated: early))
+        links[from]?.shownUnchecked += documents.count
+        passOnSoon()
+        owner.checkInBackground(parsed) { [weak self] checked in
+            guard let self else { return }
+            self.loop.execute { [weak self] in
+                self?.assumeIsolated { $0.checkedInBackground(documents, checked, shownEarly: early) }
+            }
+        }
+    }
+
+    /// The background checks of ``admitFromTheirAuthors(_:)`` are done (nil: the node is gone): the valid new
+    /// documents are forwarded, shown if they were not yet, and stored; messages shown early that turned out
+    /// forged (or stored already) are withdrawn, and a forger's documents are checked first from now on.
+    private func checkedInBackground(
+        _ documents: [(document: UnverifiedDocument, from: PeerID)],
+        _ checked: (admitted: AdmittedBatch, showing: Set<ChannelID>)?, shownEarly: [UnverifiedDocument]
+    ) {
+        if let from = documents.first?.from { links[from]?.shownUnchecked -= documents.count }
+        guard let owner, let (admitted, showing) = checked else {
+            owner?.withdrawNow(shownEarly)
+            return settle(documents, documents.map { _ in .failure(.store(.closed)) })
+        }
+        if admitted.invalidDocumentCount > 0, let author = documents.first?.document.author {
+            checkedFirst.insert(author)
+        }
+        forward(admitted.newDocumentIDs)
+        let new = Set(admitted.newDocumentIDs)
+        let early = Set(shownEarly.map(\.id))
+        owner.withdrawNow(shownEarly.filter { !new.contains($0.id) })
+        let late = Set(admitted.newDocuments.filter { !early.contains($0.id) }.compactMap(\.channel))
+        owner.showNow(showing.intersection(late))
+        owner.keep(admitted) { [weak self] results in Task { await self?.settle(documents, results) } }
+    }
+}
