@@ -147,9 +147,17 @@ public final class Node: Sendable {
         await hub.markReconciled(channel)
     }
 
-    /// Peers stored these documents: local writes among them are no longer pending.
-    func acknowledged(_ ids: [DocumentID]) async {
-        guard let cleared = try? await store.acknowledge(ids), !cleared.isEmpty else { return }
+    /// Peers stored these documents: local writes among them are no longer pending. Most acknowledgements
+    /// are of documents that were never pending here (others', or acknowledged by another peer already): those
+    /// are told apart at once, and only the rest start a task to write.
+    func acknowledged(_ ids: [DocumentID]) {
+        let pending = store.takePendingWrites(among: ids)
+        guard !pending.isEmpty else { return }
+        Task { await clearPending(pending) }
+    }
+
+    private func clearPending(_ pending: [DocumentID]) async {
+        guard let cleared = try? await store.clearPending(pending), !cleared.isEmpty else { return }
         let channels = Set(((try? store.documents(cleared)) ?? [:]).values.compactMap(\.channel))
         await hub.refresh(channels: channels)
     }

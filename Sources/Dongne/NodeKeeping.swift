@@ -1,5 +1,6 @@
 package import DongneCore
 package import DongneStore
+import DongneNet
 
 /// Storing what arrived from elsewhere, once ``Node/check(parsed:)`` checked it and listeners were shown it.
 extension Node {
@@ -11,12 +12,14 @@ extension Node {
     }
 
     /// ``keep(_:)`` without awaiting: queues the write and returns at once; listeners hear of the commit as soon
-    /// as it is made, and `completion` the results once they are on disk, from a task of its own.
+    /// as it is made, and `completion` the results once they are on disk, both on the node's loop (where the
+    /// network and the hub run).
     ///
     /// A live message's own way runs no task and wakes no thread for its storing: received from others and
     /// shown from memory already, its commit may wait (see `Store.submit(_:deferrable:whenVisible:completion:)`),
     /// and the work that follows it (the listeners' bookkeeping, then `completion`) comes after the commit, when
-    /// the message reached every listener of every process on the machine long ago.
+    /// the message reached every listener of every process on the machine long ago. The store's threads hand
+    /// both straight to the loop, in order: the commit is made visible before it is made durable.
     package func keep(
         _ admitted: AdmittedBatch,
         completion: @escaping @Sendable ([Result<(Document, InsertOutcome), IngestError>]) -> Void
@@ -30,26 +33,20 @@ extension Node {
                 guard case .message = document.body else { return false }
                 return document.author != identity.publicKey
             }
-        let (source, hub) = (source, hub)
-        let listenersHeard = Promise<Void>()
+        let (source, hub, loop) = (source, hub, loop)
         store.submit(admitted, deferrable: deferrable) {
             committed.set()
             source.arriving.remove(fresh)
             // Told at once, not when the commit is on disk: the hub takes a committed message off the arrivals
             // it showed without asking the store again only while no later arrival was shown meanwhile.
-            Task {
-                if !channels.isEmpty { await hub.committed(fresh) }
-                listenersHeard.fulfill(())
-            }
+            if !channels.isEmpty { loop.execute { hub.assumeIsolated { $0.committed(fresh) } } }
         } completion: { results in
-            Task {
-                if committed.isSet {
-                    await listenersHeard.value
-                } else if !fresh.isEmpty {
+            loop.execute {
+                if !committed.isSet && !fresh.isEmpty {
                     // Not stored after all: messages shown on arrival are withdrawn until their peers send them
                     // again.
                     source.arriving.remove(fresh)
-                    await hub.refresh(channels: channels)
+                    hub.assumeIsolated { $0.refresh(channels: channels) }
                 }
                 completion(results)
             }

@@ -361,7 +361,7 @@ actor PeerNetwork {
             case .misbehaved(let peer, let count): refuse(count, from: peer)
             case .wake(let at): schedule(at)
             case .delivered(let ids, let peer):
-                Task { await acknowledged(ids) }
+                owner?.acknowledged(ids)
                 offerMore(to: peer)
             }
         }
@@ -382,10 +382,6 @@ actor PeerNetwork {
     /// Tells the core the time before an event that may send at once.
     func advanceGossipClock() {
         apply(gossip.handle(.tick(now: now)))
-    }
-
-    private func acknowledged(_ ids: [DocumentID]) async {
-        await owner?.acknowledged(ids)
     }
 
     private func schedule(_ at: UInt64) {

@@ -66,7 +66,7 @@ extension PeerNetwork {
         }
         owner.showNow(arrivals.reduce(into: early) { $0.formUnion($1.showing) })
         for (documents, admitted, _) in arrivals {
-            owner.keep(admitted) { [weak self] results in Task { await self?.settle(documents, results) } }
+            owner.keep(admitted) { [weak self] results in self?.assumeIsolated { $0.settle(documents, results) } }
         }
     }
 

@@ -71,6 +71,6 @@ extension PeerNetwork {
         owner.withdrawNow(shownEarly.filter { !new.contains($0.id) })
         let late = Set(admitted.newDocuments.filter { !early.contains($0.id) }.compactMap(\.channel))
         owner.showNow(showing.intersection(late))
-        owner.keep(admitted) { [weak self] results in Task { await self?.settle(documents, results) } }
+        owner.keep(admitted) { [weak self] results in self?.assumeIsolated { $0.settle(documents, results) } }
     }
 }

@@ -145,7 +145,19 @@ extension Store {
     /// Most acknowledgements are for documents forwarded from others, never pending here: they are told apart in
     /// memory, and only the pending ones cost a write.
     public func acknowledge(_ ids: [DocumentID]) async throws(StoreError) -> [DocumentID] {
-        let pending = pendingLocalWrites.update { pending in ids.filter { pending.remove($0) != nil } }
+        try await clearPending(takePendingWrites(among: ids))
+    }
+
+    /// The local writes among `ids` that were pending, now pending no more in memory: the cheap, synchronous
+    /// half of ``acknowledge(_:)``, for a caller that writes only when this returns some
+    /// (``clearPending(_:)``).
+    public func takePendingWrites(among ids: [DocumentID]) -> [DocumentID] {
+        pendingLocalWrites.update { pending in ids.filter { pending.remove($0) != nil } }
+    }
+
+    /// Durably clears the pending state of local writes ``takePendingWrites(among:)`` returned; those it
+    /// cleared.
+    public func clearPending(_ pending: [DocumentID]) async throws(StoreError) -> [DocumentID] {
         guard !pending.isEmpty else { return [] }
         let cleared = LockedValue<[DocumentID]>([])
         try await writeSQL { connection throws(SQLiteError) in
