@@ -47,12 +47,15 @@ let package = Package(
         // Small programs built on the public library only.
         .executableTarget(name: "change-feed", dependencies: ["Dongne"], path: "examples/change-feed"),
 
+        // Test helpers both test targets share.
+        .target(name: "DongneTestSupport", dependencies: ["CSystem"], path: "Tests/DongneTestSupport"),
         .testTarget(
             name: "DongneCoreTests", dependencies: ["DongneCore", "DongneVectors", "DongneSimulation"],
             exclude: ["NoiseVectors"]),
-        .testTarget(name: "DongneStoreTests", dependencies: ["DongneCore", "DongneStore", "dongne-ingest-probe"]),
         .testTarget(
-            name: "DongneTests", dependencies: ["Dongne", "DongneNet", "dongne", "change-feed"],
+            name: "DongneStoreTests", dependencies: ["DongneCore", "DongneStore", "DongneTestSupport", "dongne-ingest-probe"]),
+        .testTarget(
+            name: "DongneTests", dependencies: ["Dongne", "DongneNet", "DongneTestSupport", "dongne", "change-feed"],
             exclude: ["Transcripts"]),
     ]
 )

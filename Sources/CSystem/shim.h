@@ -1,6 +1,7 @@
 #ifndef DONGNE_CSYSTEM_SHIM_H
 #define DONGNE_CSYSTEM_SHIM_H
 #include <netinet/in.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -41,6 +42,14 @@ static inline int dongne_set_thread_nice_and_slice(int nice, uint64_t slice_nano
 // the thread sets it after its parent has finished starting it.
 static inline void dongne_name_thread(const char *name) {
     (void)prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
+
+// posix_spawn_file_actions_addclosefrom_np(3) (glibc 2.34 and later), which glibc declares only under
+// _GNU_SOURCE: has the child close every descriptor from `from` up, so that none another thread opened without
+// close-on-exec meanwhile leaks into it. Returns 0 or an error number.
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+static inline int dongne_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
 
 // A non-blocking, close-on-exec eventfd(2) (a counter another thread adds to, to wake a poll(2)), or -1.

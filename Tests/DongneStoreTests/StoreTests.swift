@@ -2,6 +2,7 @@ import DongneCore
 import DongneStore
 import Foundation
 import Testing
+import DongneTestSupport
 
 @Suite struct StoreTests {
     @Test func documentsOfEveryKindSurviveReopeningTheStore() async throws {
@@ -152,7 +153,7 @@ import Testing
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         _ = try Store(path: directory.file("store.sqlite"))
-        let sqlite = Process()
+        let sqlite = SpawnedProcess()
         sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         sqlite.arguments = [directory.file("store.sqlite"), "PRAGMA user_version = 99"]
         try sqlite.run()

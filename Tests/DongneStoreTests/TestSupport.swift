@@ -1,6 +1,7 @@
 import DongneCore
 import DongneStore
 import Foundation
+import DongneTestSupport
 
 /// A fresh folder under the system's temporary folder; `remove()` it in a `defer`.
 final class TemporaryDirectory {
@@ -43,7 +44,7 @@ let binaryDirectory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksIn
 
 /// A child process whose standard output is collected line by line, as it arrives.
 final class ChildProcess: @unchecked Sendable {
-    private let process = Process()
+    private let process = SpawnedProcess()
     private let condition = NSCondition()
     private var output = [UInt8]()
     private var ended = false

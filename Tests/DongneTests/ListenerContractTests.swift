@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Dongne
+import DongneTestSupport
 
 /// One test per sentence of the listener contract (ListenerHub's doc comment), on one node.
 @Suite struct ListenerContractTests {
@@ -215,7 +216,7 @@ import Testing
         let registration = try seoul.messages.addSnapshotListener(recorder.callback)
         #expect(await recorder.waitFor(1))
         // Break the store under the node: the listener's query reads this table.
-        let sqlite = Process()
+        let sqlite = SpawnedProcess()
         sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         sqlite.arguments = [test.node.storePath, "DROP TABLE pending_writes"]
         try sqlite.run()

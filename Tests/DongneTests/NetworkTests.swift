@@ -3,6 +3,7 @@ import DongneNet
 import DongneStore
 import Foundation
 import Testing
+import DongneTestSupport
 
 /// Real processes on real sockets: `dongne` REPLs linked with `--peer` over loopback.
 @Suite(.serialized) struct NetworkTests {
@@ -68,7 +69,7 @@ import Testing
 
 /// A `dongne` process in a fresh data directory, with `--json`, driven through its standard input.
 final class NodeProcess: @unchecked Sendable {
-    private let process = Process()
+    private let process = SpawnedProcess()
     private let input = Pipe()
     private let lock = NSLock()
     private var received: [[String: Any]] = []

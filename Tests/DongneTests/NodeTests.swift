@@ -3,6 +3,7 @@ import DongneCore
 import DongneStore
 import Foundation
 import Testing
+import DongneTestSupport
 
 @Suite struct NodeTests {
     static func temporaryPath() -> String { NSTemporaryDirectory() + "dongne-node-" + UUID().uuidString }
@@ -33,7 +34,7 @@ import Testing
         .appendingPathComponent("dongne").path
 
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         let output = Pipe(), errors = Pipe()

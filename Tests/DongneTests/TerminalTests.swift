@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import DongneTestSupport
 
 /// The REPL on a real terminal (tmux): a message from another node prints above the line being typed, and
 /// the line is still there to finish.
@@ -77,7 +78,7 @@ final class Tmux: @unchecked Sendable {
             guard status == 0 else { throw CocoaError(.executableLoad) }
             return ""
         }
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/tmux")
         process.arguments = ["-L", socket] + arguments
         process.standardInput = FileHandle.nullDevice

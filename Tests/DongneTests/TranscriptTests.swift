@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Dongne
+import DongneTestSupport
 
 /// The `dongne` binary driven through a pipe, as a script would drive it, compared line by line with the
 /// transcripts in `Transcripts/` (NAME.in is typed, NAME.out is what must come out). Set
@@ -97,7 +98,7 @@ enum REPLProcess {
         .appendingPathComponent("dongne").path
 
     static func run(_ arguments: [String], input: String) throws -> (status: Int32, output: String, errors: String) {
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
@@ -151,7 +152,7 @@ final class ErrorCollector: @unchecked Sendable {
     @Test func theChangeFeedDemoPrintsFirestoreStyleChanges() throws {
         let binary = URL(fileURLWithPath: REPLProcess.binary).deletingLastPathComponent().appendingPathComponent(
             "change-feed")
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = binary
         process.arguments = ["--demo"]
         let output = Pipe()

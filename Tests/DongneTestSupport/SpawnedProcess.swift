@@ -1,0 +1,114 @@
+import CSystem
+public import Foundation
+import Glibc
+
+/// A child process with `Foundation.Process`'s shape, started with posix_spawn(3), for the tests.
+///
+/// `Process.run()` of the toolchain's Foundation (Swift 6.3.1) now and then crashes the test process: it lists
+/// `/proc/self/fd` to learn which descriptors to close in the child, and copies each directory entry's whole
+/// 256-byte name field, reading past the end of glibc's buffer when an entry sits at its end and the next
+/// page is unmapped (swift-corelibs-foundation#5472, fixed after this release). The suite starts dozens of
+/// processes while others open descriptors, and saw it about once in ten runs. This has the child close
+/// every descriptor above the standard three itself (`posix_spawn_file_actions_addclosefrom_np`), so nothing
+/// is listed, and none opened by another thread leaks into it.
+public final class SpawnedProcess: @unchecked Sendable {
+    /// The program to run.
+    public var executableURL: URL?
+    /// Its arguments (without the program's own name).
+    public var arguments: [String] = []
+    /// Its environment; nil: this process's.
+    public var environment: [String: String]?
+    /// A `Pipe` (the child gets its reading end), a `FileHandle`, or nil to share this process's.
+    public var standardInput: Any?
+    /// A `Pipe` (the child gets its writing end), a `FileHandle`, or nil to share this process's.
+    public var standardOutput: Any?
+    /// As ``standardOutput``.
+    public var standardError: Any?
+
+    private let lock = NSLock()
+    private var pid: pid_t = 0
+    private var status: Int32?
+
+    /// A process not started yet.
+    public init() {}
+
+    /// The child's process id, once started.
+    public var processIdentifier: Int32 { lock.withLock { pid } }
+
+    /// Starts the child. The child's ends of pipes are closed here once it has them.
+    public func run() throws {
+        guard let path = executableURL?.path else { throw POSIXError(.ENOENT) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var childEnds: [FileHandle] = []
+        for (stream, target, childReads) in [
+            (standardInput, Int32(0), true), (standardOutput, Int32(1), false), (standardError, Int32(2), false),
+        ] {
+            switch stream {
+            case let pipe as Pipe:
+                let end = childReads ? pipe.fileHandleForReading : pipe.fileHandleForWriting
+                posix_spawn_file_actions_adddup2(&actions, end.fileDescriptor, target)
+                childEnds.append(end)
+            case let handle as FileHandle where handle === FileHandle.nullDevice:
+                posix_spawn_file_actions_addopen(&actions, target, "/dev/null", O_RDWR, 0)
+            case let handle as FileHandle:
+                posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, target)
+            default:
+                break
+            }
+        }
+        guard dongne_spawn_close_from(&actions, 3) == 0 else { throw POSIXError(.EINVAL) }
+        var child: pid_t = 0
+        let result = Self.withCStrings([path] + arguments) { argv in
+            Self.withCStrings(environment.map { $0.map { "\($0.key)=\($0.value)" } }) { envp in
+                posix_spawn(&child, path, &actions, nil, argv!, envp ?? UnsafePointer(environ))
+            }
+        }
+        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
+        lock.withLock { pid = child }
+        for end in childEnds { try? end.close() }
+    }
+
+    /// Whether the child is still running (it is reaped once it has ended).
+    public var isRunning: Bool {
+        lock.withLock {
+            guard status == nil, pid > 0 else { return false }
+            var raw: Int32 = 0
+            guard waitpid(pid, &raw, WNOHANG) == pid else { return true }
+            status = raw
+            return false
+        }
+    }
+
+    /// Blocks until the child has ended.
+    public func waitUntilExit() {
+        let child = lock.withLock { status == nil ? pid : 0 }
+        guard child > 0 else { return }
+        var raw: Int32 = 0
+        while waitpid(child, &raw, 0) < 0 {
+            guard errno == EINTR else {
+                // ECHILD: another thread reaped it, and records its status.
+                while lock.withLock({ status == nil }) { usleep(1_000) }
+                return
+            }
+        }
+        lock.withLock { status = raw }
+    }
+
+    /// How the child ended: its exit code, or the number of the signal that ended it (as `Process` says).
+    public var terminationStatus: Int32 {
+        let raw = lock.withLock { status } ?? 0
+        return raw & 0x7f == 0 ? (raw >> 8) & 0xff : raw & 0x7f
+    }
+
+    /// `body` with `strings` as a NULL-terminated array of C strings (nil for nil).
+    private static func withCStrings<T>(
+        _ strings: [String]?, _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>?) -> T
+    ) -> T {
+        guard let strings else { return body(nil) }
+        let pointers = strings.map { strdup($0) } + [nil]
+        defer { for pointer in pointers { free(pointer) } }
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
+    }
+}
