@@ -57,8 +57,16 @@ struct SnapshotSource: Sendable {
     func addingArriving(
         to previous: [MessageSnapshot], _ query: MessageQuery, isFromCache: Bool, arrivals: Arrivals
     ) -> [MessageSnapshot] {
-        let arriving = arrivingMessages(
-            for: query, among: arrivals.messages, besides: Set(previous.map(\.id)), isFromCache: isFromCache)
+        // A live chat has a message or two arriving: looking them up in the results beats hashing the results,
+        // unless both are long.
+        let arriving: [MessageSnapshot]
+        if arrivals.messages.count * previous.count <= 1_024 {
+            let new = arrivals.messages.filter { arrival in !previous.contains { $0.id == arrival.id } }
+            arriving = arrivingMessages(for: query, among: new, besides: [], isFromCache: isFromCache)
+        } else {
+            arriving = arrivingMessages(
+                for: query, among: arrivals.messages, besides: Set(previous.map(\.id)), isFromCache: isFromCache)
+        }
         return merge(arriving, into: previous, query)
     }
 
@@ -93,7 +101,12 @@ struct SnapshotSource: Sendable {
         _ arriving: [MessageSnapshot], into stored: [MessageSnapshot], _ query: MessageQuery
     ) -> [MessageSnapshot] {
         guard !arriving.isEmpty else { return stored }
-        let merged = (stored + arriving).sorted { query.precedes($0.position, $1.position) }
+        // Each arrival goes in at its place: the store's answer is in query order already.
+        var merged = stored
+        for snapshot in arriving {
+            let place = merged.partitioningIndex { !query.precedes($0.position, snapshot.position) }
+            merged.insert(snapshot, at: place)
+        }
         switch query.limit {
         case .first(let count)?: return Array(merged.prefix(count))
         case .last(let count)?: return Array(merged.suffix(count))
@@ -118,4 +131,17 @@ struct Arrivals: Sendable {
     var messages: [ArrivingMessages.Arrival] = []
     /// Those whose commit changes nothing else a query returns (see ``ArrivalShowing/plain``).
     var settled: Set<DocumentID> = []
+}
+
+extension Array {
+    /// The first index whose element satisfies `isAtOrAfter`, for a predicate that is false, then true along
+    /// the array (binary search); `endIndex` when none does.
+    fileprivate func partitioningIndex(where isAtOrAfter: (Element) -> Bool) -> Int {
+        var (low, high) = (startIndex, endIndex)
+        while low < high {
+            let middle = low + (high - low) / 2
+            if isAtOrAfter(self[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
 }
