@@ -30,9 +30,10 @@ extension PeerNetwork {
 
     /// Shows the new messages among documents that came straight from their authors at once, and has their
     /// signatures checked on the node's background queue (``Node/checkInBackground(_:completion:)``), off the
-    /// way of the messages still on their way to other processes; only then are they forwarded and stored
-    /// (``checkedInBackground(_:_:shownEarly:)``), as every document is. A signature that fails makes its
-    /// message `removed` again.
+    /// way of the messages still on their way to other processes; only then are they forwarded and stored, as
+    /// every document is. When all held and there is no one to forward them to, the checking thread stores
+    /// them itself; anything else goes back to the loop (``checkedInBackground(_:_:shownEarly:)``). A
+    /// signature that fails makes its message `removed` again.
     func admitFromTheirAuthors(_ documents: [(document: UnverifiedDocument, from: PeerID)]) {
         guard let owner, let from = documents.first?.from else { return }
         let parsed = documents.map(\.document)
@@ -42,12 +43,39 @@ extension PeerNetwork {
         authenticatedShowing.formUnion(owner.source.arriving.add(authenticated: early))
         links[from]?.shownUnchecked += documents.count
         passOnSoon()
-        owner.checkInBackground(parsed) { [weak self] checked in
+        // In a LAN where everyone is connected to everyone nothing is forwarded: then, once every one of them
+        // holds, the checking thread stores them itself, and the loop hears only of the stored results.
+        let forwarding = parsed.contains { gossip.wouldForward($0.id) }
+        owner.checkInBackground(parsed) { [weak self, weak owner] checked in
             guard let self else { return }
+            if let owner, let checked, !forwarding, Self.allShownAndValid(checked.admitted, parsed, early) {
+                owner.keep(checked.admitted) { [weak self] results in
+                    self?.assumeIsolated { $0.stored(documents, results) }
+                }
+                return
+            }
             self.loop.execute { [weak self] in
                 self?.assumeIsolated { $0.checkedInBackground(documents, checked, shownEarly: early) }
             }
         }
+    }
+
+    /// Whether every document of the batch held and was new, and was shown already: nothing is left for the
+    /// loop to withdraw or show.
+    private nonisolated static func allShownAndValid(
+        _ admitted: AdmittedBatch, _ documents: [UnverifiedDocument], _ shownEarly: [UnverifiedDocument]
+    ) -> Bool {
+        admitted.newDocumentCount == documents.count && shownEarly.count == documents.count
+    }
+
+    /// Documents shown before their checks, which all held, are stored (or failed to be): the core hears how
+    /// each ended, and the session has room for more.
+    private func stored(
+        _ documents: [(document: UnverifiedDocument, from: PeerID)],
+        _ results: [Result<(Document, InsertOutcome), IngestError>]
+    ) {
+        if let from = documents.first?.from { links[from]?.shownUnchecked -= documents.count }
+        settle(documents, results)
     }
 
     /// The background checks of ``admitFromTheirAuthors(_:)`` are done (nil: the node is gone): the valid new

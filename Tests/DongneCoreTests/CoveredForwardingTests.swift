@@ -42,6 +42,28 @@ import Testing
         }
     }
 
+    @Test func theCoreTellsWhetherVerifyingADocumentWouldForwardIt() {
+        var gossip = Self.node(peers: 3)
+        let (named, unnamed) = (GossipTests.document("모두 받았어요"), GossipTests.document("한 명은 못 받았어요"))
+        #expect(!gossip.wouldForward(named.id), "not admitted: nothing to forward")
+        _ = gossip.handle(
+            .received(
+                .batch(sequence: 1, documents: [named.bytes], acknowledges: [], covered: [PeerTag(102), PeerTag(103)]),
+                from: PeerID(1)))
+        _ = gossip.handle(
+            .received(
+                .batch(sequence: 2, documents: [unnamed.bytes], acknowledges: [], covered: [PeerTag(102)]),
+                from: PeerID(1)))
+        #expect(!gossip.wouldForward(named.id), "every other peer was named")
+        #expect(gossip.wouldForward(unnamed.id), "peer 3 was not")
+        #expect(Array(Self.batches(in: gossip.handle(.verified(unnamed.id))).keys) == [PeerID(3)])
+        #expect(!gossip.wouldForward(unnamed.id), "forwarded already")
+        // Left to its admission, a document that needed no forwarding still reaches a peer that came meanwhile.
+        _ = gossip.handle(.connected(PeerID(4), channels: [Self.channel], tag: PeerTag(104)))
+        #expect(gossip.wouldForward(named.id))
+        #expect(Array(Self.batches(in: gossip.handle(.admitted(named.id))).keys) == [PeerID(4)])
+    }
+
     @Test func aReceiverForwardsOnlyToPeersTheBatchDidNotName() {
         // Peer 1 sent it, naming peer 2 (tag 102) as covered; peer 3 is not named, so it gets a copy, which names
         // everyone now known to have it: the sender, the peers it named, and peer 3 itself.

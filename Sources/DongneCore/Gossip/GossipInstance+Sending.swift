@@ -38,8 +38,7 @@ extension GossipInstance {
     ) -> [Directive] {
         guard let channel else { return [] }
         let recipients = peers.filter { peer, outgoing in
-            peer != source && outgoing.channels.contains(channel) && !outgoing.queued.contains(id)
-                && !(outgoing.tag.map(covered.contains) ?? false)
+            peer != source && outgoing.takes(id, in: channel, covered: covered)
         }
         guard !recipients.isEmpty else { return [] }
         let reached = covered.union(recipients.values.compactMap(\.tag))
@@ -141,6 +140,12 @@ extension GossipInstance {
 }
 
 extension GossipInstance.Outgoing {
+    /// Whether a new document of `channel` is queued for this peer: it carries the channel, does not have the
+    /// document queued already, and is not among the peers `covered` (known to have it, or be getting it).
+    func takes(_ id: DocumentID, in channel: ChannelID, covered: Set<PeerTag>) -> Bool {
+        channels.contains(channel) && !queued.contains(id) && !(tag.map(covered.contains) ?? false)
+    }
+
     /// Folds one acknowledgement delay into the link's estimate (RFC 6298 §2, with α = 1/8 and β = 1/4).
     mutating func sampleDelay(_ sample: UInt64) {
         guard let smoothed = smoothedDelay else {

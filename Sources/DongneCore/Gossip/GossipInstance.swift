@@ -156,6 +156,16 @@ public struct GossipInstance: Sendable {
     /// The channels a peer said it carries.
     public func channels(of peer: PeerID) -> Set<ChannelID> { peers[peer]?.channels ?? [] }
 
+    /// Whether ``Event/verified(_:)`` of this document, admitted and not yet forwarded, would queue it for any
+    /// peer now (a shell that knows it would not may leave the forwarding to ``Event/admitted(_:)``, which
+    /// forwards what was not forwarded yet).
+    public func wouldForward(_ id: DocumentID) -> Bool {
+        guard let pending = admitting[id], !pending.forwarded, let channel = pending.channel else { return false }
+        return peers.contains { peer, outgoing in
+            peer != pending.from && outgoing.takes(id, in: channel, covered: pending.covered)
+        }
+    }
+
     /// Documents waiting in a peer's queue (not yet in a batch).
     public func queuedCount(for peer: PeerID) -> Int { peers[peer]?.queue.count ?? 0 }
 
