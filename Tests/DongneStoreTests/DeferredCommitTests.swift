@@ -5,6 +5,10 @@ import Testing
 
 /// Deferrable writes (messages already shown from memory) may wait for their commit; everything else commits at
 /// once, and takes any held writes with it.
+///
+/// A hold keeps a write in the writer's queue; committing and syncing it afterwards takes as long as the disk
+/// takes (a busy CI machine's disk once stalled every commit for a minute). So the tests that say "not held"
+/// watch the write leave the queue, not the clock until it is durable.
 @Suite struct DeferredCommitTests {
     /// A hold far longer than any of these tests takes, even on a machine busy with the rest of the suite: one
     /// that waits it out fails (and does not hang).
@@ -29,12 +33,11 @@ import Testing
         let store = try Store(path: directory.file("store.sqlite"), deferredCommitDelay: Self.long)
         defer { store.close() }
         let (held, urgent) = (try message("나중에"), try message("지금", at: 1_001))
-        let holding = Task { try await store.insert([held], deferrable: true) }
-        await waitUntilQueued(store)  // the held write is queued before the urgent one
-        let start = ContinuousClock.now
-        #expect(try await store.insert([urgent]) == [.stored])
-        #expect(try await holding.value == [.stored])
-        #expect(ContinuousClock.now - start < Self.long / 2, "the urgent write did not wait for the held one")
+        let holding = SubmittedInsert(store, [held], deferrable: true)
+        let urgentWrite = SubmittedInsert(store, [urgent])
+        #expect(await waitUntilTaken(store), "the urgent write did not wait for the held one")
+        #expect(try await urgentWrite.outcomes() == [.stored])
+        #expect(try await holding.outcomes() == [.stored])
         #expect(store.statistics.transactions == 1 && store.statistics.writes == 2, "one transaction for both")
         #expect(try store.document(held.id) != nil)
     }
@@ -45,12 +48,11 @@ import Testing
         let path = directory.file("store.sqlite")
         let store = try Store(path: path, deferredCommitDelay: Self.long)
         let held = try message("닫기 전에")
-        let holding = Task { try await store.insert([held], deferrable: true) }
-        await waitUntilQueued(store)
-        let start = ContinuousClock.now
-        store.close()
-        #expect(try await holding.value == [.stored])
-        #expect(ContinuousClock.now - start < Self.long / 2, "closing did not wait out the hold")
+        let holding = SubmittedInsert(store, [held], deferrable: true)
+        let closing = Task.detached { store.close() }  // close blocks until the writer has finished
+        #expect(await waitUntilTaken(store), "closing did not wait out the hold")
+        await closing.value
+        #expect(try await holding.outcomes() == [.stored])
         let reopened = try Store(path: path)
         defer { reopened.close() }
         #expect(try reopened.document(held.id) != nil, "it is on disk")
@@ -62,31 +64,52 @@ import Testing
         let store = try Store(path: directory.file("store.sqlite"), deferredCommitDelay: Self.long)
         defer { store.close() }
         let batch = try (0..<17).map { try message("\($0)", at: 1_000 + UInt64($0)) }
-        let start = ContinuousClock.now
-        #expect(try await store.insert(batch, deferrable: true).count == 17)
-        #expect(ContinuousClock.now - start < Self.long / 2, "more than a datagram's worth commits at once")
+        let write = SubmittedInsert(store, batch, deferrable: true)
+        #expect(await waitUntilTaken(store), "more than a datagram's worth commits at once")
+        #expect(try await write.outcomes().count == 17)
     }
-}
 
-extension DeferredCommitTests {
     @Test func anEmptyWriteIsNeverHeld() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let store = try Store(path: directory.file("store.sqlite"), deferredCommitDelay: Self.long)
         defer { store.close() }
-        let start = ContinuousClock.now
-        #expect(try await store.insert([], deferrable: true).isEmpty)
-        #expect(ContinuousClock.now - start < Self.long / 2, "duplicates are acknowledged behind it: at once")
+        let write = SubmittedInsert(store, [], deferrable: true)
+        #expect(await waitUntilTaken(store), "duplicates are acknowledged behind it: at once")
+        #expect(try await write.outcomes().isEmpty)
     }
 }
 
-/// Waits until `store`'s writer has a write queued (or already committed one: then the test fails on its own
-/// terms instead of waiting forever), for at most 60 s.
-private func waitUntilQueued(_ store: Store) async {
-    let deadline = ContinuousClock.now + .seconds(60)
-    while store.queuedWrites == 0 && store.statistics.writes == 0 && ContinuousClock.now < deadline {
+/// An insert queued on the store when this is made (so the order of several is the order they were made in),
+/// whose outcomes can be awaited later.
+private struct SubmittedInsert {
+    private let result: Task<Result<[InsertOutcome], StoreError>, Never>
+
+    init(_ store: Store, _ documents: [Document], deferrable: Bool = false) {
+        let (stream, continuation) = AsyncStream<Result<[InsertOutcome], StoreError>>.makeStream()
+        store.submitInsert(documents, deferrable: deferrable) {
+            continuation.yield($0)
+            continuation.finish()
+        }
+        result = Task {
+            for await outcome in stream { return outcome }
+            return .failure(.closed)
+        }
+    }
+
+    /// The outcomes, once durable.
+    func outcomes() async throws -> [InsertOutcome] { try await result.value.get() }
+}
+
+/// Waits until `store`'s writer has taken every queued write into a transaction; false if some are still queued
+/// after half of ``DeferredCommitTests/long`` (a hold waits all of it).
+private func waitUntilTaken(_ store: Store) async -> Bool {
+    let deadline = ContinuousClock.now + DeferredCommitTests.long / 2
+    while store.queuedWrites > 0 {
+        guard ContinuousClock.now < deadline else { return false }
         try? await Task.sleep(for: .milliseconds(1))
     }
+    return true
 }
 
 /// A store released in a callback of its own write (the last reference dropped on the writer's or the syncer's
