@@ -26,7 +26,7 @@ actor PeerNetwork {
         /// Documents from this peer being checked and stored.
         var admitting = 0
         /// Documents from this peer shown before their checks, whose checks are not done yet.
-        var shownUnchecked = 0
+        let shownUnchecked = ShownUncheckedCount()
         var tokensAt = ContinuousClock.now
         /// This session's datagram keys and replay window, once established.
         var datagram: DatagramChannel?
@@ -95,6 +95,8 @@ actor PeerNetwork {
     static let antiEntropyInterval: UInt64 = 30_000
     /// Reconciliations with peers: the pure core (PROTOCOL.md §2.5).
     var reconciliation = ReconciliationInstance()
+    /// This node's own latest documents, which reconciliation counts before the store may have committed them.
+    var recentlyPublished = RecentlyPublished()
     private let start = ContinuousClock.now
     var stopped = false
     /// Received documents checked in place, to show and store once the handler that checked them is done.
@@ -214,6 +216,7 @@ actor PeerNetwork {
     /// shown to local listeners in `showing` (the hub shares this loop).
     func published(_ document: Document, showing: Set<ChannelID> = []) {
         advanceGossipClock()
+        recentlyPublished.add(document)
         apply(gossip.handle(.published(id: document.id, channel: document.channel, bytes: document.bytes)))
         owner?.showNow(showing)
     }

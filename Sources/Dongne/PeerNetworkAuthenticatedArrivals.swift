@@ -1,6 +1,7 @@
 import DongneCore
 import DongneNet
 import DongneStore
+import Synchronization
 
 /// Received documents that came straight from their authors (a live chat: an author pushes each new message to
 /// every peer): shown to listeners at once, checked in the background, then forwarded and stored.
@@ -23,7 +24,7 @@ extension PeerNetwork {
     /// session's peer, all are that peer's own, it never sent a forged one, and its session has room.
     func mayShowBeforeCheck(_ documents: [(document: UnverifiedDocument, from: PeerID)]) -> Bool {
         guard let from = documents.first?.from, let link = links[from], let peer = link.peer,
-            !checkedFirst.contains(peer), link.shownUnchecked + documents.count <= Self.maximumShownUnchecked
+            !checkedFirst.contains(peer), link.shownUnchecked.current + documents.count <= Self.maximumShownUnchecked
         else { return false }
         return documents.allSatisfy { $0.from == from && $0.document.author == peer }
     }
@@ -41,12 +42,14 @@ extension PeerNetwork {
         // checked.
         let early = parsed.filter { !owner.store.mayHold($0.id) }
         authenticatedShowing.formUnion(owner.source.arriving.add(authenticated: early))
-        links[from]?.shownUnchecked += documents.count
+        let unchecked = links[from]?.shownUnchecked
+        unchecked?.add(documents.count)
         passOnSoon()
         // In a LAN where everyone is connected to everyone nothing is forwarded: then, once every one of them
         // holds, the checking thread stores them itself, and the loop hears only of the stored results.
         let forwarding = parsed.contains { gossip.wouldForward($0.id) }
         owner.checkInBackground(parsed) { [weak self, weak owner] checked in
+            unchecked?.subtract(documents.count)
             guard let self else { return }
             if let owner, let checked, !forwarding, Self.allShownAndValid(checked.admitted, parsed, early) {
                 owner.keep(checked.admitted) { [weak self] results in
@@ -69,12 +72,11 @@ extension PeerNetwork {
     }
 
     /// Documents shown before their checks, which all held, are stored (or failed to be): the core hears how
-    /// each ended, and the session has room for more.
+    /// each ended (and may forward them now, to a peer that came meanwhile: so it learns the time first).
     private func stored(
         _ documents: [(document: UnverifiedDocument, from: PeerID)],
         _ results: [Result<(Document, InsertOutcome), IngestError>]
     ) {
-        if let from = documents.first?.from { links[from]?.shownUnchecked -= documents.count }
         settle(documents, results)
     }
 
@@ -85,7 +87,6 @@ extension PeerNetwork {
         _ documents: [(document: UnverifiedDocument, from: PeerID)],
         _ checked: (admitted: AdmittedBatch, showing: Set<ChannelID>)?, shownEarly: [UnverifiedDocument]
     ) {
-        if let from = documents.first?.from { links[from]?.shownUnchecked -= documents.count }
         guard let owner, let (admitted, showing) = checked else {
             owner?.withdrawNow(shownEarly)
             return settle(documents, documents.map { _ in .failure(.store(.closed)) })
@@ -101,4 +102,18 @@ extension PeerNetwork {
         owner.showNow(showing.intersection(late))
         owner.keep(admitted) { [weak self] results in self?.assumeIsolated { $0.settle(documents, results) } }
     }
+}
+
+/// How many of one session's documents are shown before their checks and not checked yet: the loop adds as it
+/// shows them, and the checking thread takes away as soon as a check is done (not once they are stored, which
+/// waits for the disk).
+final class ShownUncheckedCount: Sendable {
+    private let value = Atomic<Int>(0)
+
+    /// The count now.
+    var current: Int { value.load(ordering: .relaxed) }
+
+    func add(_ count: Int) { value.add(count, ordering: .relaxed) }
+
+    func subtract(_ count: Int) { value.subtract(count, ordering: .relaxed) }
 }

@@ -32,10 +32,16 @@ extension PeerNetwork {
             case .loadItems(let channel, let peer, let payload):
                 // A node answers only for channels it carries.
                 if payload != nil && !joinedChannels().contains(channel) { continue }
-                let items = (try? store.reconciliationItems(in: channel)) ?? []
+                let stored = (try? store.reconciliationItems(in: channel)) ?? []
+                let items = recentlyPublished.items(in: channel, stored: stored)
                 carryOut(reconciliation.handle(.itemsLoaded(channel, for: peer, answering: payload, items: items)))
             case .offer(let ids, let peer):
-                guard let documents = try? store.gossipDocuments(ids), !documents.isEmpty else { continue }
+                var documents = (try? store.gossipDocuments(ids)) ?? []
+                if documents.count < ids.count {
+                    let found = Set(documents.map(\.id))
+                    documents += recentlyPublished.gossipDocuments(ids.filter { !found.contains($0) })
+                }
+                guard !documents.isEmpty else { continue }
                 apply(gossip.handle(.offer(documents, to: peer)))
             case .reconciled(let channel):
                 Task { [weak owner] in await owner?.reconciled(channel) }

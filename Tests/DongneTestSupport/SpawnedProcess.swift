@@ -58,16 +58,35 @@ public final class SpawnedProcess: @unchecked Sendable {
                 break
             }
         }
-        guard dongne_spawn_close_from(&actions, 3) == 0 else { throw POSIXError(.EINVAL) }
+        defer { for end in childEnds { try? end.close() } }  // the child has its own copies, or failed to start
+        let closing = dongne_spawn_close_from(&actions, 3)
+        guard closing == 0 else { throw POSIXError(POSIXErrorCode(rawValue: closing) ?? .EINVAL) }
+        var attributes = Self.cleanSignalState()
+        defer { posix_spawnattr_destroy(&attributes) }
         var child: pid_t = 0
         let result = Self.withCStrings([path] + arguments) { argv in
             Self.withCStrings(environment.map { $0.map { "\($0.key)=\($0.value)" } }) { envp in
-                posix_spawn(&child, path, &actions, nil, argv!, envp ?? UnsafePointer(environ))
+                posix_spawn(&child, path, &actions, &attributes, argv!, envp ?? UnsafePointer(environ))
             }
         }
         guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
         lock.withLock { pid = child }
-        for end in childEnds { try? end.close() }
+    }
+
+    /// Attributes that start the child with no signal blocked and every signal's action at its default, as
+    /// `Process` does: the thread that spawns it may be one of the concurrency pool's, which block most signals,
+    /// and a child that inherited that mask would never hear a SIGTERM or SIGINT.
+    private static func cleanSignalState() -> posix_spawnattr_t {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        return attributes
     }
 
     /// Whether the child is still running (it is reaped once it has ended).
@@ -75,8 +94,11 @@ public final class SpawnedProcess: @unchecked Sendable {
         lock.withLock {
             guard status == nil, pid > 0 else { return false }
             var raw: Int32 = 0
-            guard waitpid(pid, &raw, WNOHANG) == pid else { return true }
-            status = raw
+            switch waitpid(pid, &raw, WNOHANG) {
+            case 0: return true
+            case pid: status = raw
+            default: break  // ECHILD: waitUntilExit() reaped it a moment ago, and is recording its status
+            }
             return false
         }
     }
@@ -88,8 +110,9 @@ public final class SpawnedProcess: @unchecked Sendable {
         var raw: Int32 = 0
         while waitpid(child, &raw, 0) < 0 {
             guard errno == EINTR else {
-                // ECHILD: another thread reaped it, and records its status.
-                while lock.withLock({ status == nil }) { usleep(1_000) }
+                // ECHILD: another thread reaped it, and records its status (for at most a second: something
+                // outside this class reaped it otherwise, and its status is lost).
+                for _ in 0..<1_000 where lock.withLock({ status == nil }) { usleep(1_000) }
                 return
             }
         }
