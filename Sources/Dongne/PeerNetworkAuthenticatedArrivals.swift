@@ -77,6 +77,7 @@ extension PeerNetwork {
         _ documents: [(document: UnverifiedDocument, from: PeerID)],
         _ results: [Result<(Document, InsertOutcome), IngestError>]
     ) {
+        advanceGossipClock()
         settle(documents, results)
     }
 
