@@ -28,6 +28,9 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
     /// How long a service may take to resolve before it is given up.
     public static let resolveTimeout: Double = 5
 
+    /// Set once per process, before any DNS-SD reference exists.
+    private static let zeroFilledAllocations: Void = dongne_avahi_zero_fill_allocations()
+
     /// The instance name this node registered under (random per start).
     public let instance: String
     private let port: UInt16?
@@ -86,6 +89,10 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
     ) throws(SystemError) {
         // Before the first call into the compat layer, or it prints a warning to stderr.
         setenv("AVAHI_COMPAT_NOWARN", "1", 1)
+        // Before the first reference is made: without it, a daemon that goes away while a service resolves can
+        // make the compat layer jump to a stray address (see the shim).
+        Self.zeroFilledAllocations
+
         var pipeEnds: [Int32] = [0, 0]
         try systemCall("pipe") { pipe(&pipeEnds) }
         for end in pipeEnds {

@@ -10,6 +10,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -37,7 +38,11 @@ class Lan:
         self.run("node", self.dir, str(host), "--channel", CHANNEL, *args)
 
     def say(self, host, *lines):
-        with open(f"{self.dir}/h{host}.in", "w") as fifo:
+        # Non-blocking, so that a node that died (nobody reads the fifo) fails the test at once (ENXIO)
+        # instead of hanging it.
+        descriptor = os.open(f"{self.dir}/h{host}.in", os.O_WRONLY | os.O_NONBLOCK)
+        with os.fdopen(descriptor, "w") as fifo:
+            os.set_blocking(descriptor, True)
             fifo.write("".join(line + "\n" for line in lines))
 
     def stop_node(self, host):
@@ -92,5 +97,11 @@ class Lan:
         return {line["text"] for line in self.lines(host) if line.get("event") == "message"}
 
     def down(self):
+        # What each node wrote to its standard error (a crash's report among it), for a failed test's output.
+        for host in range(1, self.hosts + 1):
+            path = pathlib.Path(f"{self.dir}/h{host}.err")
+            if path.exists() and path.stat().st_size > 0:
+                tail = path.read_text(errors="replace").splitlines()[-200:]
+                print(f"--- h{host}.err (last {len(tail)} lines)", *tail, sep="\n", file=sys.stderr)
         subprocess.run([LAN, "down", self.dir], capture_output=True, timeout=120)
         shutil.rmtree(self.dir, ignore_errors=True)
