@@ -272,9 +272,13 @@ public final class Node: Sendable {
         // its awaiting task), so that listeners and the store agree.
         if await committed.value {
             await hub.committed([document])
-        } else if !shownAtOnce.isEmpty {
-            source.arriving.remove([document])
-            await hub.refresh(channels: shownAtOnce)
+        } else {
+            // Not stored: reconciliation must not offer it from memory either.
+            await network.get()?.forgetPublished(document.id)
+            if !shownAtOnce.isEmpty {
+                source.arriving.remove([document])
+                await hub.refresh(channels: shownAtOnce)
+            }
         }
         _ = try await durable.value.get()
         return document

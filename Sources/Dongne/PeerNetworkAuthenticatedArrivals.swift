@@ -49,7 +49,10 @@ extension PeerNetwork {
         // holds, the checking thread stores them itself, and the loop hears only of the stored results.
         let forwarding = parsed.contains { gossip.wouldForward($0.id) }
         owner.checkInBackground(parsed) { [weak self, weak owner] checked in
-            unchecked?.subtract(documents.count)
+            // A batch that held makes room at once; one with a forgery only once the loop has marked its author
+            // (checkedFirst), so that nothing more of the forger's shows unchecked meanwhile.
+            let held = checked.map { $0.admitted.invalidDocumentCount == 0 } ?? true
+            if held { unchecked?.subtract(documents.count) }
             guard let self else { return }
             if let owner, let checked, !forwarding, Self.allShownAndValid(checked.admitted, parsed, early) {
                 owner.keep(checked.admitted) { [weak self] results in
@@ -59,6 +62,7 @@ extension PeerNetwork {
             }
             self.loop.execute { [weak self] in
                 self?.assumeIsolated { $0.checkedInBackground(documents, checked, shownEarly: early) }
+                if !held { unchecked?.subtract(documents.count) }
             }
         }
     }

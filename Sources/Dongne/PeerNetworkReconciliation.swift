@@ -51,6 +51,11 @@ extension PeerNetwork {
         }
     }
 
+    /// A document this node published did not commit: reconciliation no longer counts it.
+    func forgetPublished(_ id: DocumentID) {
+        recentlyPublished.forget(id)
+    }
+
     /// Gossip delivered to a peer: the next chunk of a catch-up may go.
     func offerMore(to peer: PeerID) {
         carryOut(reconciliation.handle(.queueLength(gossip.queuedCount(for: peer), of: peer)))

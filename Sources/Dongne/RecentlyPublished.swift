@@ -33,6 +33,11 @@ struct RecentlyPublished {
         return missing.isEmpty ? stored : (stored + missing).sorted()
     }
 
+    /// Forgets the document with `id`: its commit failed, so it is not this node's to offer.
+    mutating func forget(_ id: DocumentID) {
+        documents.removeAll { $0.id == id }
+    }
+
     /// The kept documents among `ids`, to offer a peer beside those read from the store.
     func gossipDocuments(_ ids: some Sequence<DocumentID>) -> [GossipDocument] {
         let wanted = Set(ids)

@@ -112,7 +112,10 @@ public final class SpawnedProcess: @unchecked Sendable {
             guard errno == EINTR else {
                 // ECHILD: another thread reaped it, and records its status (for at most a second: something
                 // outside this class reaped it otherwise, and its status is lost).
-                for _ in 0..<1_000 where lock.withLock({ status == nil }) { usleep(1_000) }
+                for _ in 0..<1_000 {
+                    guard lock.withLock({ status == nil }) else { break }
+                    usleep(1_000)
+                }
                 return
             }
         }
