@@ -37,6 +37,11 @@ public struct Channel: Sendable {
         _ = try await node.publish(.retract(Retract(channel: id, message: message)))
     }
 
+    /// Everyone who has posted in this channel (as far as this node knows), with the name each goes by.
+    public func posters() throws -> [PublicKey: String] {
+        try node.store.posters(in: id)
+    }
+
     private func storedMessage(_ id: DocumentID) throws -> Document {
         guard let document = try node.store.document(id), case .message(let message) = document.body,
             message.channel == self.id

@@ -24,6 +24,8 @@ public final class Node: Sendable {
     private let profile: LockedName
     private let clock: MonotonicClock
     private let network: LockedNetwork
+    /// Makes the data directory this node's alone while it runs.
+    private let directoryLock: DataDirectoryLock
 
     /// Where the node accepts peers (`host:port`), if it listens.
     public var listeningAddress: String? { network.address }
@@ -38,8 +40,10 @@ public final class Node: Sendable {
     public var displayName: String { profile.get() }
 
     private init(
-        configuration: Configuration, identity: SigningKey, store: Store, region: ChannelName?, loop: EventLoop
+        configuration: Configuration, identity: SigningKey, store: Store, region: ChannelName?, loop: EventLoop,
+        directoryLock: DataDirectoryLock
     ) {
+        self.directoryLock = directoryLock
         self.network = LockedNetwork()
         self.loop = loop
         self.configuration = configuration
@@ -68,6 +72,7 @@ public final class Node: Sendable {
         if let name = configuration.region {
             do { region = try ChannelName(normalizing: name) } catch { throw DongneError.invalidDocument(error) }
         }
+        let lock = try DataDirectoryLock(directory: directory)
         let identity = try IdentityFile.loadOrCreate(at: directory + "/" + IdentityFile.fileName)
         let store = try Store(
             path: directory + "/dongne.sqlite", deferredCommitDelay: configuration.deferredCommitDelay)
@@ -76,7 +81,9 @@ public final class Node: Sendable {
             store.close()
             throw DongneError.networkUnavailable("cannot start the network's thread: \(error)")
         }
-        let node = Node(configuration: configuration, identity: identity, store: store, region: region, loop: loop)
+        let node = Node(
+            configuration: configuration, identity: identity, store: store, region: region, loop: loop,
+            directoryLock: lock)
         if try store.setting(Self.displayNameSetting) != Array(configuration.displayName.utf8) {
             try await node.setDisplayName(configuration.displayName)
         }
@@ -114,6 +121,7 @@ public final class Node: Sendable {
     public func stop() async {
         await network.get()?.stop()
         store.close()
+        directoryLock.release()
     }
 
     // MARK: Peers

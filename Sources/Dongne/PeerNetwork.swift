@@ -223,7 +223,9 @@ actor PeerNetwork {
 
     /// The user's channels changed: tell every peer.
     func announceChannels() {
-        for id in links.keys where links[id]?.peer != nil { sendGossip(.channels(joinedChannels()), to: id) }
+        let joined = joinedChannels()
+        for id in links.keys where links[id]?.peer != nil { sendGossip(.channels(joined), to: id) }
+        carryOut(reconciliation.handle(.joinedChanged(joined)))
     }
 
     // MARK: Connections

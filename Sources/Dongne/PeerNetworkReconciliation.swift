@@ -41,8 +41,8 @@ extension PeerNetwork {
                     let found = Set(documents.map(\.id))
                     documents += recentlyPublished.gossipDocuments(ids.filter { !found.contains($0) })
                 }
-                guard !documents.isEmpty else { continue }
-                apply(gossip.handle(.offer(documents, to: peer)))
+                if !documents.isEmpty { apply(gossip.handle(.offer(documents, to: peer))) }
+                reportIfAllDelivered(to: peer)
             case .reconciled(let channel):
                 Task { [weak owner] in await owner?.reconciled(channel) }
             case .disconnect(let peer, let reason):
@@ -56,8 +56,15 @@ extension PeerNetwork {
         recentlyPublished.forget(id)
     }
 
-    /// Gossip delivered to a peer: the next chunk of a catch-up may go.
+    /// Gossip delivered to a peer: the next chunk of a catch-up may go, or the reconciliation may end.
     func offerMore(to peer: PeerID) {
         carryOut(reconciliation.handle(.queueLength(gossip.queuedCount(for: peer), of: peer)))
+        reportIfAllDelivered(to: peer)
+    }
+
+    /// Tells reconciliation when the peer has acknowledged everything gossip had for it.
+    private func reportIfAllDelivered(to peer: PeerID) {
+        guard gossip.unacknowledgedCount(for: peer) == 0 else { return }
+        carryOut(reconciliation.handle(.allDelivered(peer)))
     }
 }

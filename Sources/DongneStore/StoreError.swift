@@ -8,6 +8,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case closed
     /// A file of the data directory could not be used (identity key, folders).
     case file(path: String, reason: String)
+    /// Another process runs a node on this data directory (`holder` says which).
+    case locked(path: String, holder: String)
 
     /// One line for people.
     public var description: String {
@@ -17,6 +19,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             "store: the database has schema version \(found); this dongne knows up to \(supported)"
         case .closed: "store: closed"
         case .file(let path, let reason): "\(path): \(reason)"
+        case .locked(let path, let holder):
+            "\(path) is in use by \(holder); stop it, or give this node another folder with --data DIR"
         }
     }
 }

@@ -150,4 +150,21 @@ extension Store {
             return names
         }
     }
+
+    /// The authors who have posted in `channel`, with the name each goes by (empty when none is known).
+    public func posters(in channel: ChannelID) throws(StoreError) -> [PublicKey: String] {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                """
+                SELECT p.author, coalesce(n.name, '') FROM posters AS p
+                LEFT JOIN author_names AS n ON n.author = p.author WHERE p.channel = ?
+                """)
+            try statement.bind(.blob(channel.bytes))
+            var posters: [PublicKey: String] = [:]
+            while try statement.step() {
+                if let key = PublicKey(statement.blob(0)) { posters[key] = statement.text(1) }
+            }
+            return posters
+        }
+    }
 }

@@ -20,6 +20,9 @@ import Testing
         var reconciled: [[ChannelID]] = [[], []]
         var disconnected: [String] = []
         var queueLength = 0
+        /// Whether offered documents are acknowledged at once (else ``ReconciliationInstance/Event/allDelivered(_:)``
+        /// is the test's to send).
+        var deliversOffers = true
 
         mutating func run(_ first: [ReconciliationInstance.Directive], at start: Int) {
             var pending = [(start, first)]
@@ -36,7 +39,9 @@ import Testing
                         let loaded = ends[end].handle(
                             .itemsLoaded(channel, for: peer, answering: payload, items: stores[end]))
                         pending.append((end, loaded))
-                    case .offer(let ids, _): offered[end] += ids
+                    case .offer(let ids, let peer):
+                        offered[end] += ids
+                        if deliversOffers { pending.append((end, ends[end].handle(.allDelivered(peer)))) }
                     case .reconciled(let channel): reconciled[end].append(channel)
                     case .disconnect(_, let reason): disconnected.append(reason)
                     }
@@ -55,8 +60,34 @@ import Testing
         let ids = { (items: [NegentropyItem]) in Set(items.map { DocumentID($0.id)! }) }
         #expect(Set(pair.offered[0]) == ids(Self.items(0..<500)))
         #expect(Set(pair.offered[1]) == ids(Self.items(700..<1_200)))
-        #expect(pair.reconciled == [[Self.channel, Self.channel], [Self.channel, Self.channel]])
+        #expect(pair.reconciled == [[Self.channel], [Self.channel]], "each end, when its peer said so")
         #expect(pair.disconnected.isEmpty)
+    }
+
+    @Test func theJoinerSeesTheChannelReconciledOnlyOnceEverythingOfferedWasAcknowledged() {
+        var pair = Pair(stores: [Self.items(0..<300), []])
+        pair.deliversOffers = false
+        pair.run(pair.ends[0].handle(.peerChannels(PeerID(1), theirs: [Self.channel], joined: [Self.channel])), at: 0)
+        #expect(pair.offered[0].count == 300)
+        #expect(pair.reconciled == [[], []], "nothing is reconciled while the offered documents are on their way")
+        pair.run(pair.ends[0].handle(.allDelivered(PeerID(1))), at: 0)
+        #expect(pair.reconciled == [[], [Self.channel]], "the joiner, told by its peer once all arrived")
+    }
+
+    @Test func aChannelJoinedDuringASessionIsReconciledWithThePeersThatCarryIt() {
+        var end = ReconciliationInstance()
+        #expect(end.handle(.peerChannels(PeerID(1), theirs: [Self.channel], joined: [])).isEmpty)
+        #expect(end.handle(.joinedChanged([Self.channel])) == [.loadItems(Self.channel, for: PeerID(1), answering: nil)])
+        #expect(end.handle(.joinedChanged([Self.channel])).isEmpty, "once per session")
+        #expect(end.handle(.peerChannels(PeerID(1), theirs: [Self.channel], joined: [Self.channel])).isEmpty)
+    }
+
+    @Test func aPeerWithNothingToOfferSaysReconciledAtOnce() {
+        var pair = Pair(stores: [[], Self.items(0..<10)])
+        pair.deliversOffers = false
+        pair.run(pair.ends[0].handle(.peerChannels(PeerID(1), theirs: [Self.channel], joined: [Self.channel])), at: 0)
+        #expect(pair.offered[0].isEmpty)
+        #expect(pair.reconciled == [[], [Self.channel]])
     }
 
     @Test func aLargeCatchUpIsOfferedAChunkAtATimeAsTheQueueDrains() {

@@ -169,6 +169,12 @@ public struct GossipInstance: Sendable {
     /// Documents waiting in a peer's queue (not yet in a batch).
     public func queuedCount(for peer: PeerID) -> Int { peers[peer]?.queue.count ?? 0 }
 
+    /// Documents for a peer that it has not acknowledged: queued, or in batches in flight.
+    public func unacknowledgedCount(for peer: PeerID) -> Int {
+        guard let outgoing = peers[peer] else { return 0 }
+        return outgoing.queue.count + outgoing.inFlight.values.reduce(0) { $0 + $1.documents.count }
+    }
+
     /// Handles one event.
     public mutating func handle(_ event: Event) -> [Directive] {
         switch event {

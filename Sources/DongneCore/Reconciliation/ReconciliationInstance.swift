@@ -7,6 +7,11 @@
 /// own reconciliation offers what this end lacks. The responder answers each message from a fresh Negentropy
 /// instance, keeping no state between messages.
 ///
+/// The initiator says `reconciled` only once every document it offered has been acknowledged, and a node
+/// treats a channel as reconciled when its peer says so: then it holds everything that peer had, and what the
+/// documents derive (reports, retractions) is applied before its listeners stop being `isFromCache`. A first-time
+/// joiner's screen can wait for that moment instead of showing a message whose report is still on its way.
+///
 /// The core reads nothing itself: it asks the shell for a channel's items (``Directive/loadItems(_:for:answering:)``)
 /// and to offer stored documents (``Directive/offer(_:to:)``), and the shell answers with ``Event/itemsLoaded(_:for:answering:items:)``.
 public struct ReconciliationInstance: Sendable {
@@ -14,6 +19,9 @@ public struct ReconciliationInstance: Sendable {
     public enum Event: Sendable, Equatable {
         /// A peer said which channels it carries; `joined` are this node's.
         case peerChannels(PeerID, theirs: [ChannelID], joined: [ChannelID])
+        /// This node's channels changed: a channel it joined during a session is reconciled with every peer that
+        /// carries it, since the peer's reconciliation of it ran (or not) before this node carried it.
+        case joinedChanged([ChannelID])
         /// Reconcile this channel with this peer now (an anti-entropy round), unless it is already under way.
         case start(ChannelID, with: PeerID)
         /// A reconciliation message from a peer.
@@ -23,6 +31,8 @@ public struct ReconciliationInstance: Sendable {
         case itemsLoaded(ChannelID, for: PeerID, answering: [UInt8]?, items: [NegentropyItem])
         /// The peer's gossip queue holds this many documents.
         case queueLength(Int, of: PeerID)
+        /// The peer acknowledged every document gossip had for it: nothing offered is still on its way.
+        case allDelivered(PeerID)
         /// The session is gone.
         case disconnected(PeerID)
     }
@@ -35,7 +45,8 @@ public struct ReconciliationInstance: Sendable {
         case loadItems(ChannelID, for: PeerID, answering: [UInt8]?)
         /// Hand these stored documents to gossip for this peer.
         case offer([DocumentID], to: PeerID)
-        /// The channel is reconciled with a peer: its snapshots are no longer only from this node's cache.
+        /// The peer handed over everything it had of the channel: its snapshots are no longer only from this
+        /// node's cache.
         case reconciled(ChannelID)
         /// The peer broke the protocol: end its session.
         case disconnect(PeerID, reason: String)
@@ -52,6 +63,14 @@ public struct ReconciliationInstance: Sendable {
     private var toOffer: [PeerID: [DocumentID]] = [:]
     /// Peers whose last chunk may still fill their gossip queue: the next waits for ``Event/queueLength(_:of:)``.
     private var awaitingRoom: Set<PeerID> = []
+    /// Peers with offered documents not yet acknowledged.
+    private var undelivered: Set<PeerID> = []
+    /// Channels whose reconciliation ended, to be told `reconciled` once what was offered is delivered.
+    private var owedReconciled: [PeerID: [ChannelID]] = [:]
+    /// The channels each peer said it carries.
+    private var theirChannels: [PeerID: Set<ChannelID>] = [:]
+    /// The channels reconciled (or being reconciled) with each peer during its session.
+    private var begun: [PeerID: Set<ChannelID>] = [:]
 
     /// No reconciliations yet.
     public init() {}
@@ -65,7 +84,15 @@ public struct ReconciliationInstance: Sendable {
     public mutating func handle(_ event: Event) -> [Directive] {
         switch event {
         case .peerChannels(let peer, let theirs, let joined):
-            return Set(theirs).intersection(joined).sorted().flatMap { start($0, with: peer) }
+            theirChannels[peer] = Set(theirs)
+            return Set(theirs).intersection(joined).subtracting(begun[peer, default: []]).sorted().flatMap {
+                start($0, with: peer)
+            }
+        case .joinedChanged(let joined):
+            return theirChannels.keys.sorted().flatMap { peer in
+                theirChannels[peer, default: []].intersection(joined).subtracting(begun[peer, default: []]).sorted()
+                    .flatMap { start($0, with: peer) }
+            }
         case .start(let channel, let peer):
             return start(channel, with: peer)
         case .received(let message, let peer):
@@ -76,11 +103,18 @@ public struct ReconciliationInstance: Sendable {
             guard length < Self.chunk else { return [] }
             awaitingRoom.remove(peer)
             return offerMore(to: peer)
+        case .allDelivered(let peer):
+            undelivered.remove(peer)
+            return settleOwed(with: peer)
         case .disconnected(let peer):
             running[peer] = nil
             starting[peer] = nil
             toOffer[peer] = nil
             awaitingRoom.remove(peer)
+            undelivered.remove(peer)
+            owedReconciled[peer] = nil
+            theirChannels[peer] = nil
+            begun[peer] = nil
             return []
         }
     }
@@ -88,6 +122,7 @@ public struct ReconciliationInstance: Sendable {
     private mutating func start(_ channel: ChannelID, with peer: PeerID) -> [Directive] {
         guard !isReconciling(channel, with: peer) else { return [] }
         starting[peer, default: []].insert(channel)
+        begun[peer, default: []].insert(channel)
         return [.loadItems(channel, for: peer, answering: nil)]
     }
 
@@ -139,9 +174,17 @@ public struct ReconciliationInstance: Sendable {
             directives.append(.send(.reconcile(channel: channel, fromInitiator: true, payload: next), to: peer))
         } else {
             running[peer]?[channel] = nil  // done: a later round may reconcile it again
-            directives += [.send(.reconciled(channel), to: peer), .reconciled(channel)]
+            owedReconciled[peer, default: []].append(channel)
+            directives += settleOwed(with: peer)
         }
         return directives
+    }
+
+    /// Says `reconciled` for every finished channel once nothing offered to the peer is left to deliver.
+    private mutating func settleOwed(with peer: PeerID) -> [Directive] {
+        guard toOffer[peer] == nil, !undelivered.contains(peer), let owed = owedReconciled.removeValue(forKey: peer)
+        else { return [] }
+        return owed.map { .send(.reconciled($0), to: peer) }
     }
 
     /// The next chunk of documents the peer lacks, unless the last one may still be queued.
@@ -151,6 +194,7 @@ public struct ReconciliationInstance: Sendable {
         let chunk = Array(queue.prefix(Self.chunk))
         queue.removeFirst(chunk.count)
         toOffer[peer] = queue.isEmpty ? nil : queue
+        undelivered.insert(peer)
         return [.offer(chunk, to: peer)]
     }
 }
