@@ -26,14 +26,13 @@ let package = Package(
             providers: [.apt(["libavahi-compat-libdnssd-dev"])]),
         // The C library and the kernel: system calls glibc does not wrap (no library to link).
         .systemLibrary(name: "CSystem"),
-        .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
 
         .target(name: "DongneCore", dependencies: ["CSodium"]),
         .target(name: "DongneStore", dependencies: ["DongneCore", "CSQLite", "CSystem"]),
         .target(name: "DongneNet", dependencies: ["DongneCore", "CDNSSD", "CSystem"]),
         .target(name: "Dongne", dependencies: ["DongneCore", "DongneStore", "DongneNet"]),
         .executableTarget(
-            name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneStore", "DongneNet", "CEditLine"]),
+            name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneStore", "DongneNet"]),
 
         // Tools: the protocol's test vectors, the benchmarks, and the crash-safety probe the store tests drive.
         .target(name: "DongneVectors", dependencies: ["DongneCore"]),

@@ -1,3 +1,4 @@
+import DongneNet
 import Foundation
 
 /// One line the user typed, understood. Parsing is pure: every way a line can be wrong has a message here.
@@ -16,10 +17,18 @@ enum Command: Equatable {
     case nick(String)
     case whoami
     case peers
+    case names
+    case part
     case connect(String)
     case help
     case quit
     case nothing
+
+    /// Every command's name, for Tab.
+    static let commandNames = [
+        "/join", "/part", "/channels", "/names", "/history", "/more", "/location", "/report", "/retract", "/block",
+        "/unblock", "/blocks", "/nick", "/whoami", "/peers", "/connect", "/help", "/quit",
+    ]
 
     /// Most messages `/history` and `/more` print at once.
     static let maximumPage = 500
@@ -52,7 +61,13 @@ enum Command: Equatable {
         case "nick": return rest.isEmpty ? usage("/nick NAME") : .success(.nick(rest))
         case "whoami": return noArguments(rest, .whoami)
         case "peers": return noArguments(rest, .peers)
-        case "connect": return oneWord(rest, "/connect HOST:PORT", Command.connect)
+        case "names", "who": return noArguments(rest, .names)
+        case "part", "leave": return noArguments(rest, .part)
+        case "connect":
+            guard SocketAddress(rest) != nil || rest.isEmpty else {
+                return .failure(CommandError("\(rest) is not HOST:PORT (e.g. 192.168.0.7:4747)"))
+            }
+            return oneWord(rest, "/connect HOST:PORT", Command.connect)
         case "help": return .success(.help)
         case "quit", "exit": return .success(.quit)
         default: return .failure(CommandError("unknown command /\(name) (try /help)"))
@@ -97,18 +112,22 @@ enum Command: Equatable {
         case .blocks: "/blocks"
         case .whoami: "/whoami"
         case .peers: "/peers"
+        case .names: "/names"
+        case .part: "/part"
         default: "this command"
         }
     }
 
     static let helpText = """
         Type a line to send it to the current channel ("//text" sends "/text").
-          /join NAME             join a channel and make it current
-          /channels              list the channels this node knows
+          /join NAME             join a channel and make it current (also to switch between joined ones)
+          /part                  leave the current channel
+          /channels              list the channels this node knows, with what is unread
+          /names                 who posts in this channel, and who of them is connected
           /history [N]           show the last N messages (20)
           /more                  show the 20 messages before the oldest shown
           /location LAT LON      send a location
-          /report REF [REASON]   report a message (REF: its #number or an id prefix); hides it for you
+          /report REF [REASON]   report a message (REF: its #ref, as shown before it); hides it for you
           /retract REF           withdraw one of your messages
           /block USER            hide everything by USER (fingerprint prefix, or an unambiguous name)
           /unblock USER          lift a block
@@ -118,7 +137,9 @@ enum Command: Equatable {
           /peers                 list connected peers
           /connect HOST:PORT     connect to a peer
           /help                  this list
-          /quit                  leave
+          /quit                  leave (also Ctrl-D on an empty line)
+        Keys: Tab completes commands, names and channels; Up and Down go through what you typed; Ctrl-C
+        clears the line; a pasted text of several lines is sent as one message when you press Enter.
         """
 }
 

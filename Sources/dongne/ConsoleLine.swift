@@ -1,16 +1,20 @@
 import Dongne
 import Foundation
 
-/// One thing the REPL says, in both of its forms: a line for people, and a JSON object for `--json`.
+/// One thing the REPL says, in its three forms: a line for people, the same with colours for a terminal, and
+/// a JSON object for `--json`.
 struct ConsoleLine: Sendable, Equatable {
-    /// The line a person reads.
+    /// The line a person reads (several lines for a multi-line message, each continuation marked).
     let text: String
+    /// The same, with ANSI colours.
+    let colored: String
     /// The same, as one JSON object on one line.
     let json: String
 
     /// A line with a JSON object of `event` and `fields` (keys sorted, so output is stable).
-    init(text: String, event: String, fields: [String: any Sendable] = [:]) {
+    init(text: String, colored: String? = nil, event: String, fields: [String: any Sendable] = [:]) {
         self.text = text
+        self.colored = colored ?? text
         var object: [String: Any] = fields
         object["event"] = event
         let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
@@ -18,25 +22,42 @@ struct ConsoleLine: Sendable, Equatable {
     }
 
     static func notice(_ text: String) -> ConsoleLine {
-        ConsoleLine(text: "* " + text, event: "info", fields: ["message": text])
+        ConsoleLine(text: "* " + text, colored: Palette.dim("* " + text), event: "info", fields: ["message": text])
     }
 
-    static func error(_ text: String) -> ConsoleLine {
-        ConsoleLine(text: "! " + text, event: "error", fields: ["message": text])
+    /// An error in words; `code` (a protocol rule such as `text-too-long`) goes into the JSON form only.
+    static func error(_ text: String, code: String? = nil) -> ConsoleLine {
+        var fields: [String: any Sendable] = ["message": text]
+        if let code { fields["code"] = code }
+        return ConsoleLine(text: "! " + text, colored: Palette.error("! " + text), event: "error", fields: fields)
     }
 
-    /// A message, as `#REF HH:MM NAME (FINGERPRINT): CONTENT`.
-    static func message(_ message: MessageSnapshot, ref: Int, channel: String, fingerprint: String) -> ConsoleLine {
+    /// What a message looks like on screen, besides the message itself.
+    struct MessageStyle {
+        /// The reference the REPL gave it (without `#`).
+        var ref: String
+        /// The channel's name.
+        var channel: String
+        /// The author's fingerprint, as long as it must be to tell them apart from the others known.
+        var fingerprint: String
+        /// Today on the local clock (dates are shown for other days).
+        var today: LocalTime?
+        /// Whether the message mentions the user.
+        var mentionsYou = false
+    }
+
+    /// A message, as `#REF HH:MM NAME (FINGERPRINT): CONTENT`, its other lines indented and marked.
+    static func message(_ message: MessageSnapshot, _ style: MessageStyle) -> ConsoleLine {
         var fields: [String: any Sendable] = [
-            "channel": channel, "id": message.id.hex, "ref": ref, "author": Hex.encode(message.author.bytes),
-            "fingerprint": fingerprint, "name": message.senderName, "created": message.created,
+            "channel": style.channel, "id": message.id.hex, "ref": style.ref, "author": Hex.encode(message.author.bytes),
+            "fingerprint": style.fingerprint, "name": message.senderName, "created": message.created,
             "reportCount": message.reportCount, "pending": message.metadata.hasPendingWrites,
         ]
         let body: String
         switch message.content {
         case .text(let text):
             fields["text"] = text
-            body = text
+            body = VisibleText.body(text)
         case .location(let point):
             fields["latitude"] = point.latitude
             fields["longitude"] = point.longitude
@@ -45,21 +66,38 @@ struct ConsoleLine: Sendable, Equatable {
             fields["photo"] = Hex.encode(hash.bytes)
             body = "[photo \(hash)]"
         }
-        let text = "#\(ref) \(clockTime(message.created)) \(message.senderName) (\(fingerprint)): \(body)"
-        return ConsoleLine(text: text, event: "message", fields: fields)
+        let time = Timestamp.text(message.created, today: style.today)
+        let name = VisibleText.name(message.senderName)
+        let lines = VisibleText.lines(body)
+        let text = "#\(style.ref) \(time) \(name) (\(style.fingerprint)): " + lines.joined(separator: "\n")
+        var colored =
+            Palette.dim("#\(style.ref) \(time)") + " " + Palette.name(name, of: message.author) + " "
+            + Palette.dim("(\(style.fingerprint))") + ": "
+        colored += style.mentionsYou ? lines.map(Palette.bold).joined(separator: "\n") : lines.joined(separator: "\n")
+        return ConsoleLine(text: text, colored: colored, event: "message", fields: fields)
     }
 
-    static func removed(_ message: MessageSnapshot, ref: Int) -> ConsoleLine {
-        ConsoleLine(text: "* #\(ref) is hidden", event: "removed", fields: ["id": message.id.hex, "ref": ref])
+    static func removed(_ message: MessageSnapshot, ref: String) -> ConsoleLine {
+        ConsoleLine(
+            text: "* #\(ref) is hidden", colored: Palette.dim("* #\(ref) is hidden"), event: "removed",
+            fields: ["id": message.id.hex, "ref": ref])
     }
 
-    static func reported(_ message: MessageSnapshot, ref: Int) -> ConsoleLine {
+    static func reported(_ message: MessageSnapshot, ref: String) -> ConsoleLine {
         let noun = message.reportCount == 1 ? "report" : "reports"
+        let text = "* #\(ref) has \(message.reportCount) \(noun)"
         return ConsoleLine(
-            text: "* #\(ref) has \(message.reportCount) \(noun)", event: "modified",
+            text: text, colored: Palette.dim(text), event: "modified",
             fields: [
                 "id": message.id.hex, "ref": ref, "reportCount": message.reportCount, "isActive": message.isActive,
             ])
+    }
+
+    /// A message of the user's was stored by another node: it is no longer pending (`--json` only says so).
+    static func acknowledged(_ message: MessageSnapshot, ref: String) -> ConsoleLine {
+        ConsoleLine(
+            text: "* #\(ref) was stored by a peer", event: "acknowledged",
+            fields: ["id": message.id.hex, "ref": ref, "pending": false])
     }
 
     static func coordinates(_ point: Location) -> String {
@@ -69,13 +107,5 @@ struct ConsoleLine: Sendable, Equatable {
     static func openStreetMapLink(_ point: Location) -> String {
         let latitude = String(format: "%.5f", point.latitude), longitude = String(format: "%.5f", point.longitude)
         return "https://www.openstreetmap.org/?mlat=\(latitude)&mlon=\(longitude)#map=16/\(latitude)/\(longitude)"
-    }
-
-    /// Hours and minutes in the local time zone.
-    static func clockTime(_ created: UInt64) -> String {
-        let formatter = DateFormatter()
-        formatter.dateFormat = "HH:mm"
-        formatter.timeZone = .current
-        return formatter.string(from: Date(timeIntervalSince1970: Double(created) / 1_000))
     }
 }

@@ -11,12 +11,19 @@ enum People {
     static func resolve(_ query: String, among known: [PublicKey: String]) -> Result<PublicKey, CommandError> {
         let prefix = query.lowercased()
         let byFingerprint = prefix.count >= 4 ? known.keys.filter { $0.fingerprint.full.hasPrefix(prefix) } : []
-        let byName = known.filter { $0.value == query }.map(\.key)
+        var byName = known.filter { $0.value == query }.map(\.key)
+        // "minji" finds "Minji" when no one is called exactly that and no one else folds to the same name.
+        if byName.isEmpty { byName = known.filter { $0.value.lowercased() == prefix }.map(\.key) }
         let candidates = Set(byFingerprint + byName).sorted()
         if candidates.count == 1 { return .success(candidates[0]) }
         guard candidates.isEmpty else {
             let list = candidates.map { "\($0.fingerprint.short) (\(known[$0] ?? "?"))" }.joined(separator: ", ")
             return .failure(CommandError("\(query) could be any of: \(list); use a longer fingerprint prefix"))
+        }
+        if query.count < 4, query.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }),
+            known.keys.contains(where: { $0.fingerprint.full.hasPrefix(prefix) })
+        {
+            return .failure(CommandError("a fingerprint prefix needs at least 4 characters; \(query) has \(query.count)"))
         }
         return .failure(CommandError("no one known as \(query) (give a name or a fingerprint prefix)"))
     }

@@ -1,22 +1,50 @@
 import Dongne
-import Foundation
+import Synchronization
 
 /// The REPL's state and commands: a thin client of the public library.
 ///
-/// Commands run one at a time, in the order typed. Incoming messages arrive through one listener on the
-/// current channel, on the node's listener executor; the shared state is behind a lock so that both paths
-/// print in a consistent order.
-final class Session: @unchecked Sendable {
+/// Commands run one at a time, in the order typed; none waits on the network (a dial goes on in the
+/// background), so typing is never held up. Every joined channel has a live listener on its last page (see
+/// ``ChannelFeed``): the current channel's new messages print, the others' are counted as unread and shown in
+/// the prompt. Listener callbacks arrive on the node's listener executor; the state is behind a `Mutex`, and
+/// lines are written while it is held, so that both paths print in one consistent order.
+final class Session: Sendable {
     let node: Node
     let console: any Console
-    private let lock = NSLock()
-    private var view = ChannelView()
-    private var registration: ListenerRegistration?
-    private var firstSnapshot: CheckedContinuation<Void, Never>?
+    private let isJSON: Bool
+    /// Today on the local clock, for dates (a fixed day in transcripts).
+    private let today: @Sendable () -> LocalTime?
+    private let state = Mutex(State())
 
-    init(node: Node, console: any Console) {
+    struct State {
+        var refs = MessageRefs()
+        var feeds: [ChannelID: ChannelFeed] = [:]
+        var registrations: [ChannelID: ListenerRegistration] = [:]
+        var current: ChannelID?
+        /// Per channel, the newest message shown when the user last looked at it.
+        var lastSeen: [ChannelID: SortKey] = [:]
+        var unread: [ChannelID: Int] = [:]
+        var mentioned: Set<ChannelID> = []
+        var oldestShown: [ChannelID: MessageSnapshot] = [:]
+        var lastDay: LocalTime?
+        /// Authors blocked or unblocked in this session: their messages leave and return without a line each.
+        var silent: Set<PublicKey> = []
+        /// The name each author was last shown with, to announce a change.
+        var names: [PublicKey: String] = [:]
+        /// When the message that showed each of those names was created.
+        var namesAsOf: [PublicKey: UInt64] = [:]
+        /// A look-alike channel name typed once: typing it again creates it.
+        var confirmedLookAlike: String?
+        var channelNames: [String] = []
+        var channelList: ListenerRegistration?
+        var firstSnapshot: [ChannelID: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    init(node: Node, console: any Console, isJSON: Bool, today: @escaping @Sendable () -> LocalTime?) {
         self.node = node
         self.console = console
+        self.isJSON = isJSON
+        self.today = today
     }
 
     /// Runs one line; false when the session should end.
@@ -27,14 +55,21 @@ final class Session: @unchecked Sendable {
         case .success(.quit):
             return false
         case .success(let command):
-            do { try await run(command) } catch { console.write(.error("\(error)")) }
+            do { try await run(command) } catch { console.write(Explanation.line(for: error)) }
         }
         return true
     }
 
     /// Stops listening.
     func close() {
-        lock.withLock { registration }?.remove()
+        let registrations = state.withLock { state in
+            defer {
+                state.registrations.removeAll()
+                state.channelList = nil
+            }
+            return Array(state.registrations.values) + (state.channelList.map { [$0] } ?? [])
+        }
+        registrations.forEach { $0.remove() }
     }
 
     private func run(_ command: Command) async throws {
@@ -43,26 +78,22 @@ final class Session: @unchecked Sendable {
         case .location(let latitude, let longitude):
             try await currentChannel().send(.location(latitude: latitude, longitude: longitude))
         case .join(let name): try await join(name)
+        case .part: try await part()
         case .channels: try await listChannels()
+        case .names: try await listNames()
         case .history(let count): try await showHistory(count)
         case .more: try await showMore()
-        case .report(let ref, let reason):
-            let channel = try currentChannel()
-            try await channel.report(try message(ref), reason: reason)
-        case .retract(let ref):
-            let channel = try currentChannel()
-            try await channel.retract(try message(ref))
+        case .report(let ref, let reason): try await currentChannel().report(try message(ref), reason: reason)
+        case .retract(let ref): try await currentChannel().retract(try message(ref))
         case .block(let query): try await block(query)
         case .unblock(let query): try await unblock(query)
         case .blocks: try listBlocks()
         case .nick(let name):
             try await node.setDisplayName(name)
-            console.write(.notice("you are now \(name)"))
+            console.write(.notice("you are now \(VisibleText.name(name))"))
         case .whoami: whoami()
         case .peers: await listPeers()
-        case .connect(let address):
-            try await node.connect(to: address)
-            console.write(.notice("connecting to \(address)"))
+        case .connect(let address): connect(address)
         case .help: Command.helpText.split(separator: "\n").forEach { console.write(.notice(String($0))) }
         case .quit, .nothing: break
         }
@@ -70,83 +101,324 @@ final class Session: @unchecked Sendable {
 
     // MARK: Channels
 
+    /// Joins the channels the node had joined before (their unread counts start now), without showing them,
+    /// and keeps the names of the known channels for Tab.
+    func followJoinedChannels() async {
+        let list = node.channels.addSnapshotListener { [weak self] snapshot, _ in
+            guard let names = snapshot?.documents.map(\.name) else { return }
+            self?.state.withLock { $0.channelNames = names }
+        }
+        state.withLock { $0.channelList = list }
+        let joined = (try? await node.channels.getDocuments().documents.filter(\.isJoined)) ?? []
+        for channel in joined {
+            guard let channel = try? node.channel(named: channel.name) else { continue }
+            await follow(channel)
+        }
+    }
+
     func join(_ name: String) async throws {
-        let channel = try await node.join(name)
-        close()
-        lock.withLock { view = ChannelView(channel: channel) }
-        console.setPrompt("[\(channel.name.value)] ")
+        let target = try node.channel(named: name)
+        try await refuseLookAlike(target.name.value)
+        let channel = try await node.join(target.name.value)
+        let isNew = state.withLock { $0.feeds[channel.id] == nil }
         console.write(
             ConsoleLine(
                 text: "* joined \(channel.name.value)", event: "joined", fields: ["channel": channel.name.value]))
-        // The last page of history, then everything after it as it happens; the first snapshot prints the page.
-        let live = channel.messages.whereField(.isActive, isEqualTo: true).order(by: .created)
-        let page = try await live.limit(toLast: Command.defaultPage + 1).getDocuments().documents
-        let query = page.count > Command.defaultPage ? live.start(after: page[0]) : live
+        if isNew { await follow(channel) }
+        let hasPeers = await !node.peers().isEmpty
+        state.withLock { state in
+            leaveCurrent(&state)
+            state.current = channel.id
+            state.unread[channel.id] = nil
+            state.mentioned.remove(channel.id)
+            showPage(of: channel.id, hasPeers: hasPeers, &state)
+            updatePrompt(state)
+        }
+    }
+
+    /// Starts the live window of a channel and waits for its first snapshot.
+    private func follow(_ channel: Channel) async {
+        let query = channel.messages.whereField(.isActive, isEqualTo: true).order(by: .created)
+            .limit(toLast: ChannelFeed.pageSize)
         await withCheckedContinuation { continuation in
-            lock.withLock { firstSnapshot = continuation }
+            state.withLock { state in
+                state.feeds[channel.id] = ChannelFeed(name: channel.name, me: node.publicKey)
+                state.firstSnapshot[channel.id] = continuation
+            }
             do {
-                let registration = try query.addSnapshotListener { [weak self] snapshot, error in
-                    self?.apply(snapshot, error)
+                let registration = try query.addSnapshotListener(includeMetadataChanges: true) {
+                    [weak self] snapshot, error in
+                    self?.received(snapshot, error, in: channel.id)
                 }
-                lock.withLock { self.registration = registration }
+                state.withLock { $0.registrations[channel.id] = registration }
             } catch {
-                console.write(.error("\(error)"))
-                lock.withLock { firstSnapshot = nil }
+                console.write(Explanation.line(for: error))
+                state.withLock { _ = $0.firstSnapshot.removeValue(forKey: channel.id) }
                 continuation.resume()
             }
         }
     }
 
-    /// Prints what a listener snapshot changed: new messages, hidden ones, new report counts.
-    private func apply(_ snapshot: QuerySnapshot<MessageSnapshot>?, _ error: (any Error)?) {
-        let (lines, waiting) = lock.withLock { () -> ([ConsoleLine], CheckedContinuation<Void, Never>?) in
-            defer { firstSnapshot = nil }
-            guard let snapshot else {
-                return ([.error("listening stopped: \(error.map { "\($0)" } ?? "")")], firstSnapshot)
-            }
-            return (view.lines(for: snapshot.documentChanges, known: knownKeys()), firstSnapshot)
+    /// A channel whose name differs from a known one only by case or spacing is probably a typo: the first
+    /// `/join` says so, a second one creates it.
+    private func refuseLookAlike(_ name: String) async throws {
+        let known = try await node.channels.getDocuments().documents.map(\.name)
+        state.withLock { $0.channelNames = known }
+        let folded = Self.folded(name)
+        guard !known.contains(name), let similar = known.first(where: { Self.folded($0) == folded }) else { return }
+        let confirmed = state.withLock { state in
+            defer { state.confirmedLookAlike = name }
+            return state.confirmedLookAlike == name
         }
-        lines.forEach(console.write)
+        guard !confirmed else { return }
+        throw CommandError(
+            "\(name) differs from the channel \(similar) only by case or spacing: /join \(similar) to go there, "
+                + "or /join \(name) again to make a new channel")
+    }
+
+    private static func folded(_ name: String) -> String {
+        String(name.lowercased().filter { !$0.isWhitespace })
+    }
+
+    private func part() async throws {
+        let channel = try currentChannel()
+        try await node.leave(channel)
+        let registration = state.withLock { state -> ListenerRegistration? in
+            state.current = nil
+            state.feeds[channel.id] = nil
+            state.unread[channel.id] = nil
+            state.mentioned.remove(channel.id)
+            updatePrompt(state)
+            return state.registrations.removeValue(forKey: channel.id)
+        }
+        registration?.remove()
+        console.write(
+            ConsoleLine(text: "* left \(channel.name.value)", event: "parted", fields: ["channel": channel.name.value]))
+    }
+
+    /// Remembers how far the user read the channel they are leaving, for the "new since" marker.
+    private func leaveCurrent(_ state: inout State) {
+        guard let current = state.current, let newest = state.feeds[current]?.newest else { return }
+        state.lastSeen[current] = newest
+    }
+
+    /// Prints a channel's page if it is ready, with a marker before what is new since the user last looked.
+    private func showPage(of channel: ChannelID, hasPeers: Bool, _ state: inout State) {
+        guard let feed = state.feeds[channel] else { return }
+        guard feed.isReady || !feed.presentable.isEmpty else {
+            let name = feed.name.value
+            return console.write(
+                .notice(
+                    hasPeers
+                        ? "catching up on \(name): its messages show once a peer has sent all it has"
+                        : "no messages in \(name) yet; they show when peers bring them"))
+        }
+        if feed.presentable.isEmpty { console.write(.notice("no messages here yet")) }
+        printMessages(feed.presentable, in: channel, marker: state.lastSeen[channel], &state)
+    }
+
+    // MARK: What listeners bring
+
+    private func received(_ snapshot: QuerySnapshot<MessageSnapshot>?, _ error: (any Error)?, in channel: ChannelID) {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            let waiting = state.firstSnapshot.removeValue(forKey: channel)
+            guard let snapshot else {
+                console.write(.error("listening stopped: \(error.map { "\($0)" } ?? "")"))
+                return waiting
+            }
+            guard var feed = state.feeds[channel] else { return waiting }
+            let items = feed.apply(snapshot, silent: state.silent)
+            state.feeds[channel] = feed
+            for item in items { show(item, in: channel, &state) }
+            return waiting
+        }
         waiting?.resume()
     }
 
+    private func show(_ item: ChannelFeed.Item, in channel: ChannelID, _ state: inout State) {
+        let isCurrent = state.current == channel
+        switch item {
+        case .page(let messages): if isCurrent { printMessages(messages, in: channel, marker: state.lastSeen[channel], &state) }
+        case .new(let messages):
+            if isCurrent { printMessages(messages, in: channel, marker: nil, live: true, &state) } else { count(messages, in: channel, &state) }
+        case .hidden(let message):
+            if isCurrent, let ref = state.refs.existingRef(for: message.id) { console.write(.removed(message, ref: ref)) }
+        case .reported(let message):
+            if isCurrent, let ref = state.refs.existingRef(for: message.id) { console.write(.reported(message, ref: ref)) }
+        case .acknowledged(let message):
+            if isJSON { console.write(.acknowledged(message, ref: state.refs.ref(for: message.id))) }
+        case .earlierArrived:
+            if isCurrent {
+                console.write(.notice("earlier messages arrived from peers; /history shows them in order"))
+            }
+        }
+    }
+
+    /// Prints messages in order, with a day line when the day changes and a marker before the first one newer
+    /// than `marker`.
+    private func printMessages(
+        _ messages: [MessageSnapshot], in channel: ChannelID, marker: SortKey?, live: Bool = false,
+        _ state: inout State
+    ) {
+        guard !messages.isEmpty else { return }
+        let known = knownKeys()
+        let today = self.today()
+        let name = state.feeds[channel]?.name.value ?? ""
+        var markerDue = marker.map { mark in messages.contains { $0.position <= mark } } ?? false
+        for message in messages {
+            if markerDue, let marker, message.position > marker {
+                console.write(ConsoleLine(text: "-- new since you last looked --", event: "marker"))
+                markerDue = false
+            }
+            announceDayChange(message, &state)
+            if live { announceNameChange(message, known: known, &state) } else { noteName(message, &state) }
+            let style = ConsoleLine.MessageStyle(
+                ref: state.refs.ref(for: message.id), channel: name,
+                fingerprint: People.displayedFingerprint(of: message.author, among: known), today: today,
+                mentionsYou: mentionsMe(message))
+            console.write(.message(message, style))
+            state.feeds[channel]?.shown(message)
+            if state.oldestShown[channel].map({ message.position < $0.position }) ?? true {
+                state.oldestShown[channel] = message
+            }
+        }
+    }
+
+    private func announceDayChange(_ message: MessageSnapshot, _ state: inout State) {
+        guard let day = LocalTime(milliseconds: message.created) else { return }
+        defer { state.lastDay = day }
+        guard let last = state.lastDay, !last.isSameDay(as: day) else { return }
+        console.write(ConsoleLine(text: Timestamp.dayLine(day), event: "day", fields: ["date": day.date]))
+    }
+
+    /// Remembers the name a message shows without announcing anything (history is not news).
+    private func noteName(_ message: MessageSnapshot, _ state: inout State) {
+        if message.created < state.namesAsOf[message.author] ?? 0 { return }
+        state.names[message.author] = message.senderName
+        state.namesAsOf[message.author] = message.created
+    }
+
+    private func announceNameChange(_ message: MessageSnapshot, known: [PublicKey], _ state: inout State) {
+        defer {
+            state.names[message.author] = message.senderName
+            state.namesAsOf[message.author] = message.created
+        }
+        guard let old = state.names[message.author], old != message.senderName else { return }
+        let fingerprint = People.displayedFingerprint(of: message.author, among: known)
+        console.write(
+            ConsoleLine(
+                text: "* \(VisibleText.name(old)) (\(fingerprint)) is now known as \(VisibleText.name(message.senderName))",
+                event: "nick", fields: ["fingerprint": fingerprint, "old": old, "name": message.senderName]))
+    }
+
+    /// Messages in a channel the user is not looking at: counted, and said once when the first arrives.
+    private func count(_ messages: [MessageSnapshot], in channel: ChannelID, _ state: inout State) {
+        let others = messages.filter { $0.author != node.publicKey }
+        guard !others.isEmpty, let name = state.feeds[channel]?.name.value else { return }
+        let before = state.unread[channel] ?? 0
+        state.unread[channel] = before + others.count
+        if before == 0 {
+            console.write(
+                ConsoleLine(
+                    text: "* new messages in \(name) (/join \(name) to read them)", event: "activity",
+                    fields: ["channel": name, "unread": before + others.count]))
+        }
+        for message in others where mentionsMe(message) && !state.mentioned.contains(channel) {
+            state.mentioned.insert(channel)
+            console.write(
+                ConsoleLine(
+                    text: "* \(VisibleText.name(message.senderName)) mentioned you in \(name)", event: "mention",
+                    fields: ["channel": name, "id": message.id.hex]))
+        }
+        updatePrompt(state)
+    }
+
+    private func mentionsMe(_ message: MessageSnapshot) -> Bool {
+        guard message.author != node.publicKey, case .text(let text) = message.content else { return false }
+        let name = node.displayName
+        return name.count >= 2 && text.lowercased().contains(name.lowercased())
+    }
+
+    /// The prompt: the current channel, then the others with unread messages (`@`: you were mentioned there).
+    private func updatePrompt(_ state: State) {
+        let current = state.current.flatMap { state.feeds[$0]?.name.value }
+        let activity = state.unread.compactMap { channel, count -> String? in
+            guard count > 0, let name = state.feeds[channel]?.name.value else { return nil }
+            return "\(name) \(count)" + (state.mentioned.contains(channel) ? "@" : "")
+        }.sorted()
+        var prompt = "[" + (current ?? "no channel")
+        if !activity.isEmpty { prompt += " | " + activity.joined(separator: ", ") }
+        console.setPrompt(prompt + "] ")
+    }
+
+    // MARK: Listing
+
     private func listChannels() async throws {
-        let current = lock.withLock { view.channel?.id }
         let channels = try await node.channels.getDocuments().documents
+        let (current, unread) = state.withLock { state in
+            state.channelNames = channels.map(\.name)
+            return (state.current, state.unread)
+        }
         if channels.isEmpty { console.write(.notice("no channels yet: /join NAME")) }
         for channel in channels {
             var notes = channel.isJoined ? ["joined"] : []
             if channel.id == current { notes.append("current") }
+            if let count = unread[channel.id], count > 0 { notes.append("\(count) unread") }
             let suffix = notes.isEmpty ? "" : " (\(notes.joined(separator: ", ")))"
-            let description = channel.description.map { " — \($0)" } ?? ""
+            let description = channel.description.map { " — \(VisibleText.body($0))" } ?? ""
             console.write(
                 ConsoleLine(
                     text: "* \(channel.name)\(suffix)\(description)", event: "channel",
-                    fields: ["channel": channel.name, "joined": channel.isJoined, "current": channel.id == current]))
+                    fields: [
+                        "channel": channel.name, "joined": channel.isJoined, "current": channel.id == current,
+                        "unread": unread[channel.id] ?? 0,
+                    ]))
+        }
+    }
+
+    private func listNames() async throws {
+        let channel = try currentChannel()
+        let posters = try channel.posters()
+        let connected = Set(await node.peers().map(\.identity))
+        let known = knownKeys()
+        if posters.isEmpty { console.write(.notice("no one has posted in \(channel.name.value) yet")) }
+        let sorted = posters.sorted { ($0.value.lowercased(), $0.key) < ($1.value.lowercased(), $1.key) }
+        for (key, name) in sorted {
+            let fingerprint = People.displayedFingerprint(of: key, among: known)
+            let status = key == node.publicKey ? "you" : connected.contains(key) ? "connected" : "not connected"
+            console.write(
+                ConsoleLine(
+                    text: "* \(VisibleText.name(name)) (\(fingerprint)) \(status)", event: "name",
+                    fields: [
+                        "name": name, "fingerprint": fingerprint, "author": Hex.encode(key.bytes),
+                        "connected": connected.contains(key),
+                    ]))
         }
     }
 
     private func showHistory(_ count: Int) async throws {
         let channel = try currentChannel()
         let query = channel.messages.whereField(.isActive, isEqualTo: true).order(by: .created).limit(toLast: count)
-        try await show(try await query.getDocuments().documents, emptyNote: "nothing to show")
+        let messages = try await query.getDocuments().documents
+        state.withLock { state in
+            state.feeds[channel.id]?.historyShown()
+            if messages.isEmpty { console.write(.notice("nothing to show")) }
+            printMessages(messages, in: channel.id, marker: nil, &state)
+        }
     }
 
     private func showMore() async throws {
         let channel = try currentChannel()
-        guard let oldest = lock.withLock({ view.oldestShown }) else {
+        guard let oldest = state.withLock({ $0.oldestShown[channel.id] }) else {
             return console.write(.notice("nothing shown yet: try /history"))
         }
         let query = channel.messages.whereField(.isActive, isEqualTo: true).order(by: .created)
             .end(before: oldest).limit(toLast: Command.defaultPage)
-        try await show(try await query.getDocuments().documents, emptyNote: "no older messages")
-    }
-
-    private func show(_ messages: [MessageSnapshot], emptyNote: String) async throws {
-        if messages.isEmpty { return console.write(.notice(emptyNote)) }
-        let known = knownKeys()
-        let lines = lock.withLock { messages.map { view.line(for: $0, known: known) } }
-        lines.forEach(console.write)
+        let messages = try await query.getDocuments().documents
+        state.withLock { state in
+            if messages.isEmpty { console.write(.notice("no older messages")) }
+            printMessages(messages, in: channel.id, marker: nil, &state)
+        }
     }
 
     // MARK: People
@@ -154,16 +426,20 @@ final class Session: @unchecked Sendable {
     private func block(_ query: String) async throws {
         let key = try resolve(query)
         guard key != node.publicKey else { throw CommandError("you cannot block yourself") }
+        state.withLock { _ = $0.silent.insert(key) }
         try await node.block(key)
-        console.write(.notice("blocked \(key.fingerprint.short) (\(try node.knownAuthors()[key] ?? "?"))"))
+        let name = VisibleText.name(try node.knownAuthors()[key] ?? "?")
+        console.write(.notice("blocked \(key.fingerprint.short) (\(name)): their messages are hidden"))
     }
 
     private func unblock(_ query: String) async throws {
         var candidates = try node.knownAuthors()
         for key in try node.blockedAuthors() where candidates[key] == nil { candidates[key] = "?" }
         let key = try People.resolve(query, among: candidates).get()
+        state.withLock { _ = $0.silent.insert(key) }
         try await node.unblock(key)
-        console.write(.notice("unblocked \(key.fingerprint.short) (\(candidates[key] ?? "?"))"))
+        let name = VisibleText.name(candidates[key] ?? "?")
+        console.write(.notice("unblocked \(key.fingerprint.short) (\(name)): /history shows their messages again"))
     }
 
     private func listBlocks() throws {
@@ -173,8 +449,18 @@ final class Session: @unchecked Sendable {
         for key in blocked {
             console.write(
                 ConsoleLine(
-                    text: "* blocked \(key.fingerprint.short) (\(names[key] ?? "?"))", event: "blocked",
+                    text: "* blocked \(key.fingerprint.short) (\(VisibleText.name(names[key] ?? "?")))", event: "blocked",
                     fields: ["fingerprint": key.fingerprint.short, "name": names[key] ?? ""]))
+        }
+    }
+
+    // MARK: Peers
+
+    /// Dials in the background: an address that does not answer must not hold up what is typed next.
+    private func connect(_ address: String) {
+        console.write(.notice("connecting to \(address)"))
+        Task { [node, console] in
+            do { try await node.connect(to: address) } catch { console.write(Explanation.line(for: error)) }
         }
     }
 
@@ -222,28 +508,41 @@ final class Session: @unchecked Sendable {
         _ peer: PeerInfo, names: [PublicKey: String], event: String, verb: String,
         extra: [String: any Sendable] = [:]
     ) -> ConsoleLine {
-        let name = names[peer.identity] ?? "?"
+        let name = VisibleText.name(names[peer.identity] ?? "?")
         let direction = peer.isOutbound ? "to" : "from"
         return ConsoleLine(
             text: "* peer \(peer.identity.fingerprint.short) (\(name)) \(verb), \(direction) \(peer.address)",
             event: event,
             fields: [
-                "fingerprint": peer.identity.fingerprint.short, "author": Hex.encode(peer.identity.bytes), "name": name,
-                "address": peer.address, "outbound": peer.isOutbound, "refused": peer.refused,
-                "rateLimited": peer.rateLimited, "datagramsDropped": peer.datagramsDropped,
+                "fingerprint": peer.identity.fingerprint.short, "author": Hex.encode(peer.identity.bytes),
+                "name": names[peer.identity] ?? "?", "address": peer.address, "outbound": peer.isOutbound,
+                "refused": peer.refused, "rateLimited": peer.rateLimited, "datagramsDropped": peer.datagramsDropped,
             ].merging(extra) { first, _ in first })
     }
 
     private func whoami() {
         console.write(
             ConsoleLine(
-                text: "* you are \(node.displayName) (\(node.publicKey.fingerprint.short))", event: "whoami",
+                text: "* you are \(VisibleText.name(node.displayName)) (\(node.publicKey.fingerprint.short))",
+                event: "whoami",
                 fields: [
                     "name": node.displayName, "fingerprint": node.publicKey.fingerprint.full,
                     "author": Hex.encode(node.publicKey.bytes),
                 ]))
         console.write(.notice("fingerprint \(node.publicKey.fingerprint.grouped)"))
     }
+
+    // MARK: Completion
+
+    /// What Tab may complete `word` to: a command name at the start of the line, a channel after `/join`, and
+    /// otherwise the names of people this node knows.
+    func completions(line: String, word: String) -> [String] {
+        if word.hasPrefix("/") && line.trimmingPrefix(while: \.isWhitespace).hasPrefix(word) { return Command.commandNames }
+        if line.hasPrefix("/join ") { return state.withLock { $0.channelNames } }
+        return Array(Set(((try? node.knownAuthors()) ?? [:]).values))
+    }
+
+    // MARK: Helpers
 
     private func resolve(_ query: String) throws -> PublicKey {
         try People.resolve(query, among: try node.knownAuthors()).get()
@@ -253,20 +552,24 @@ final class Session: @unchecked Sendable {
         (try? node.knownAuthors().keys.map { $0 }) ?? []
     }
 
-    // MARK: Helpers
-
     private func currentChannel() throws -> Channel {
-        guard let channel = lock.withLock({ view.channel }) else {
+        guard let name = state.withLock({ state in state.current.flatMap { state.feeds[$0]?.name } }) else {
             throw CommandError("join a channel first: /join NAME")
         }
-        return channel
+        return try node.channel(named: name.value)
     }
 
     private func message(_ ref: String) throws -> DocumentID {
-        try lock.withLock { try view.message(ref).get() }
+        try state.withLock { try $0.refs.message(ref).get() }
     }
 }
 
 extension CommandError: CustomStringConvertible {
     var description: String { message }
+}
+
+extension String {
+    fileprivate func trimmingPrefix(while predicate: (Character) -> Bool) -> Substring {
+        self[...].drop(while: predicate)
+    }
 }

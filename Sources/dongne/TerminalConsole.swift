@@ -1,29 +1,37 @@
-import CEditLine
+import Dispatch
 import Foundation
 
-/// The REPL on a terminal: libedit edits the line being typed (with history), and output from anywhere is
-/// printed above it without breaking it.
+/// The REPL on a terminal: our own line editor (``LineEditor``) edits the line being typed, with history,
+/// completion and bracketed paste, and output from anywhere is printed above it without breaking it.
 ///
-/// libedit is not thread-safe, so one thread owns it: it waits in `poll` on standard input and on a pipe that
-/// other threads write to when they have output. Input characters go to libedit; output lines are printed after
-/// clearing the line being typed, which libedit then redraws.
+/// One thread owns the terminal: it waits in `poll` on standard input and on a pipe that other threads write
+/// to when they have output (or the window was resized). Keys go to the editor; queued output is printed after
+/// clearing the one row the line being typed takes, which is then drawn again. No C library keeps state for
+/// it: a line of any length costs the editor its bytes, and nothing else.
+///
+/// (It replaced libedit's readline interface, which corrupted the heap on long lines: its `rl_line_buffer`
+/// keeps pointing at a conversion buffer that `ct_encode_string` has reallocated, and every key then writes a
+/// terminating zero through the stale pointer — from about 3,070 bytes of ASCII or 340 Hangul syllables on.)
 final class TerminalConsole: Console, @unchecked Sendable {
     private let lock = NSLock()
-    private var pending: [String] = []
+    private var pending: [ConsoleLine] = []
     private var prompt = "> "
-    private var promptChanged = false
     private let wake: (read: Int32, write: Int32)
-    private let json: Bool
+    private let colors: Bool
     private var stopping = false
     private let finished = DispatchSemaphore(value: 0)
+    private var resize: (any DispatchSourceSignal)?
+    /// What Tab completes the word before the cursor with: the whole line and that word in, candidates out.
+    private let completions: @Sendable (_ line: String, _ word: String) -> [String]
 
-    /// A console on the terminal; nil if its wake pipe cannot be made. Call ``useUTF8Characters()`` first.
-    init?(json: Bool) {
+    /// A console on the terminal; nil if its wake pipe cannot be made.
+    init?(colors: Bool, completions: @escaping @Sendable (String, String) -> [String]) {
         var descriptors: [Int32] = [0, 0]
         guard pipe(&descriptors) == 0 else { return nil }
         for descriptor in descriptors { _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK) }
         wake = (descriptors[0], descriptors[1])
-        self.json = json
+        self.colors = colors
+        self.completions = completions
     }
 
     /// Prints what is still queued, gives the terminal back in its normal mode, and ends the terminal thread.
@@ -34,21 +42,18 @@ final class TerminalConsole: Console, @unchecked Sendable {
     }
 
     func write(_ line: ConsoleLine) {
-        lock.withLock { pending.append(json ? line.json : line.text) }
+        lock.withLock { pending.append(line) }
         signal()
     }
 
     func flush() {}
 
     func setPrompt(_ prompt: String) {
-        lock.withLock {
-            self.prompt = prompt
-            promptChanged = true
-        }
+        lock.withLock { self.prompt = prompt }
         signal()
     }
 
-    /// The lines the user enters, until end of input (Ctrl-D).
+    /// The lines the user enters, until end of input (Ctrl-D on an empty line).
     func lines() -> AsyncStream<String> {
         AsyncStream { continuation in
             let thread = Thread { [self] in
@@ -68,73 +73,87 @@ final class TerminalConsole: Console, @unchecked Sendable {
 
     /// The terminal thread's loop.
     private func runEditor(_ deliver: (String) -> Void) {
-        using_history()
-        installHandler()
-        defer { rl_callback_handler_remove() }
+        let terminal = RawTerminal()
+        guard terminal.enter() else { return }
+        defer { terminal.leave() }
+        watchResizes()
+        var screen = Screen(colors: colors)
         var descriptors = [
             pollfd(fd: 0, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
         ]
+        var input = [UInt8](repeating: 0, count: 4_096)
         while true {
-            if poll(&descriptors, 2, -1) < 0 {
-                if errno == EINTR { continue }  // a signal (SIGWINCH on a resize): revents are stale
-                return
-            }
-            if descriptors[1].revents != 0 {
-                drainOutput()
-                if lock.withLock({ stopping }) {
-                    FileHandle.standardOutput.write(Data("\r\u{1b}[2K".utf8))  // no prompt left behind
-                    return
-                }
-            }
+            screen.prompt = lock.withLock { prompt }
+            screen.draw(output: takeOutput())
+            if lock.withLock({ stopping }) { return screen.clearLine() }
+            if poll(&descriptors, 2, -1) < 0 { continue }  // EINTR: a signal arrived
             guard descriptors[0].revents != 0 else { continue }
-            rl_callback_read_char()
-            let lines = TerminalConsole.entered
-            TerminalConsole.entered.removeAll()
-            for line in lines {
-                guard let line else { return }  // end of input
-                if !line.trimmingCharacters(in: .whitespaces).isEmpty { add_history(line) }
-                deliver(line)
+            let count = read(0, &input, input.count)
+            guard count > 0 else { return screen.clearLine() }  // the terminal is gone
+            for key in screen.decoder.keys(from: input[..<count]) {
+                guard run(screen.editor.handle(key), on: &screen, deliver) else { return screen.clearLine() }
             }
-            // libedit leaves the terminal in cooked mode after a line until its next read; installing the
-            // handler again puts it back in raw mode with an empty line, so the next keys are edited, not echoed.
-            if !lines.isEmpty { installHandler() }
         }
     }
 
-    private func installHandler() {
-        rl_callback_handler_remove()
-        rl_callback_handler_install(lock.withLock { prompt }) { line in
-            TerminalConsole.entered.append(line.map { String(cString: $0) })
-            if let line { free(line) }
+    /// Acts on what a key did; false at end of input.
+    private func run(_ outcome: LineEditor.Outcome, on screen: inout Screen, _ deliver: (String) -> Void) -> Bool {
+        switch outcome {
+        case .edited: break
+        case .entered(let line):
+            screen.draw(output: takeOutput())
+            deliver(line)
+        case .endOfInput: return false
+        case .interrupted(let wasEmpty):
+            if wasEmpty { write(.notice("type /quit or press Ctrl-D on an empty line to leave")) }
+        case .completionWanted:
+            let candidates = completions(screen.editor.text, screen.editor.wordBeforeCursor)
+            let listed = screen.editor.complete(from: candidates)
+            if !listed.isEmpty { write(.notice(listed.joined(separator: "  "))) }
+        case .clearScreen: screen.clearScreen()
+        case .bell: RawTerminal.write("\u{7}")
+        }
+        return true
+    }
+
+    private func takeOutput() -> [ConsoleLine] {
+        var drained = [UInt8](repeating: 0, count: 256)
+        while read(wake.read, &drained, drained.count) > 0 {}
+        return lock.withLock {
+            defer { pending.removeAll() }
+            return pending
         }
     }
 
-    /// libedit decodes the prompt and the keys typed with the C library's multibyte functions, which fail on
-    /// Korean (and crash libedit) in the "C" locale: use the environment's locale if it is UTF-8, else C.UTF-8.
-    /// Call it at the start of the program (setlocale is not thread-safe).
-    static func useUTF8Characters() {
-        setlocale(LC_CTYPE, "")
-        if String(cString: nl_langinfo(nl_item(CODESET))) != "UTF-8" { setlocale(LC_CTYPE, "C.UTF-8") }
+    /// A resize redraws the line for the new width (the terminal thread reads the width when it draws).
+    private func watchResizes() {
+        Glibc.signal(SIGWINCH, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGWINCH)
+        source.setEventHandler { [weak self] in self?.signal() }
+        source.resume()
+        resize = source
     }
+}
 
-    /// Prints queued output above the line being typed, then lets libedit redraw the prompt and the line.
-    private func drainOutput() {
-        var buffer = [UInt8](repeating: 0, count: 256)
-        _ = read(wake.read, &buffer, buffer.count)
-        let (lines, newPrompt) = lock.withLock { () -> ([String], String?) in
-            defer {
-                pending.removeAll()
-                promptChanged = false
-            }
-            return (pending, promptChanged ? prompt : nil)
+/// What the terminal thread keeps: the decoder, the editor, and how it draws them with output above.
+private struct Screen {
+    var decoder = KeyDecoder()
+    var editor = LineEditor()
+    var prompt = "> "
+    let colors: Bool
+
+    /// Prints `output` above the line being typed, then draws the line.
+    func draw(output: [ConsoleLine]) {
+        var text = ""
+        if !output.isEmpty {
+            text += "\r\u{1B}[2K" + output.map { (colors ? $0.colored : $0.text) + "\n" }.joined()
         }
-        if let newPrompt { rl_set_prompt(newPrompt) }
-        guard !lines.isEmpty || newPrompt != nil else { return }
-        FileHandle.standardOutput.write(Data(("\r\u{1b}[2K" + lines.map { $0 + "\n" }.joined()).utf8))
-        rl_forced_update_display()
+        text += EditLineView.render(
+            prompt: prompt, characters: editor.characters, cursor: editor.cursor, columns: RawTerminal.columns)
+        RawTerminal.write(text)
     }
 
-    /// Lines libedit handed to the callback during one `rl_callback_read_char` (nil: end of input). Only the
-    /// terminal thread touches it; the C callback cannot carry a context pointer, hence the static.
-    nonisolated(unsafe) private static var entered: [String?] = []
+    func clearLine() { RawTerminal.write("\r\u{1B}[2K") }
+
+    func clearScreen() { RawTerminal.write("\u{1B}[H\u{1B}[2J") }
 }

@@ -34,11 +34,18 @@ let configuration = Configuration(
 let node: Node
 do { node = try await Node.start(configuration) } catch { fail("\(error)", status: 1) }
 
+/// Today's date for timestamps: the clock's start in transcripts (DONGNE_CLOCK_START), else the system's.
+let clockStart = ProcessInfo.processInfo.environment["DONGNE_CLOCK_START"].flatMap(UInt64.init)
+let today: @Sendable () -> LocalTime? = {
+    LocalTime(milliseconds: clockStart ?? UInt64(max(0, Date().timeIntervalSince1970 * 1_000)))
+}
 let interactive = isatty(0) == 1 && isatty(1) == 1 && !options.json
-if interactive { TerminalConsole.useUTF8Characters() }
-let terminal = interactive ? TerminalConsole(json: false) : nil
+let colors = Palette.isWanted(environment: ProcessInfo.processInfo.environment, isTerminal: interactive)
+let completer = CompletionSource()
+let terminal = interactive ? TerminalConsole(colors: colors, completions: completer.completions) : nil
 let console: any Console = terminal ?? StreamConsole(json: options.json)
-let session = Session(node: node, console: console)
+let session = Session(node: node, console: console, isJSON: options.json, today: today)
+completer.session.set(session)
 console.write(
     ConsoleLine(
         text: "* dongne: you are \(node.displayName) (\(node.publicKey.fingerprint.short)); /help lists the commands",
@@ -51,6 +58,7 @@ if let address = node.listeningAddress {
     console.write(ConsoleLine(text: "* listening on \(address)", event: "listening", fields: ["address": address]))
 }
 session.followPeers()
+await session.followJoinedChannels()
 if let channel = options.channel { _ = await session.handle("/join \(channel)") }
 for await line in terminal?.lines() ?? PipedInput.lines() {
     guard await session.handle(line) else { break }

@@ -105,6 +105,9 @@ final class NodeProcess: @unchecked Sendable {
 
     var lines: [[String: Any]] { lock.withLock { received } }
 
+    /// The process's id.
+    var pid: Int32 { process.processIdentifier }
+
     func type(_ line: String) {
         input.fileHandleForWriting.write(Data((line + "\n").utf8))
     }

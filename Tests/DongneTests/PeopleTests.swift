@@ -27,6 +27,22 @@ import Testing
         #expect(throws: CommandError.self) { try People.resolve("abc", among: known).get() }
     }
 
+    @Test func aNameMatchesWhateverItsCaseWhenThatIsUnambiguous() throws {
+        #expect(try People.resolve("MIKE", among: [Self.mike: "Mike", Self.other: "지수"]).get() == Self.mike)
+        let twins = [Self.mike: "Mike", Self.other: "mike"]
+        #expect(try People.resolve("mike", among: twins).get() == Self.other, "the exact name wins")
+        #expect(throws: CommandError.self) { try People.resolve("MIKE", among: twins).get() }
+    }
+
+    @Test func aFingerprintPrefixThatIsTooShortSaysSo() {
+        let prefix = String(Self.mike.fingerprint.full.prefix(3))
+        guard case .failure(let error) = People.resolve(prefix, among: [Self.mike: "mike"]) else {
+            Issue.record("a 3-character prefix resolved")
+            return
+        }
+        #expect(error.message == "a fingerprint prefix needs at least 4 characters; \(prefix) has 3")
+    }
+
     @Test func distinctKeysShowTheirShortFingerprint() {
         let shown = People.displayedFingerprint(of: Self.mike, among: [Self.mike, Self.other])
         #expect(shown == Self.mike.fingerprint.short)

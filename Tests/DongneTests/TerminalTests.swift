@@ -29,7 +29,7 @@ import DongneTestSupport
 }
 
 /// A private tmux server (its own socket) running one window, removed on close.
-final class Tmux: @unchecked Sendable {
+final class Tmux: Sendable {
     private let socket = "dongne-test-" + UUID().uuidString.prefix(8)
 
     init() throws {}
@@ -39,13 +39,34 @@ final class Tmux: @unchecked Sendable {
     }
 
     func keys(_ text: String, enter: Bool = false) throws {
-        try run(["send-keys", "-l", text], capture: false)
+        if !text.isEmpty { try run(["send-keys", "-l", text], capture: false) }
         if enter { try run(["send-keys", "Enter"], capture: false) }
     }
 
-    /// The visible lines, trailing blank ones dropped.
-    func screen() throws -> [String] {
-        let lines = try run(["capture-pane", "-p"]).split(separator: "\n", omittingEmptySubsequences: false).map {
+    /// Presses a key by tmux's name for it: "C-c", "Tab", "Left", "Home", …
+    func press(_ key: String) throws {
+        try run(["send-keys", key], capture: false)
+    }
+
+    /// Pastes `text` as a terminal does, bracketed (the REPL asked for bracketed paste), line feeds as returns.
+    func paste(_ text: String) throws {
+        let file = NSTemporaryDirectory() + "dongne-paste-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try text.write(toFile: file, atomically: false, encoding: .utf8)
+        try run(["load-buffer", file], capture: false)
+        try run(["paste-buffer", "-p", "-d"], capture: false)
+    }
+
+    /// Resizes the window, as dragging a terminal's corner does (the program gets SIGWINCH).
+    func resize(columns: Int, rows: Int) throws {
+        try run(["resize-window", "-x", "\(columns)", "-y", "\(rows)"], capture: false)
+    }
+
+    /// The visible lines, trailing blank ones dropped; with `escapes`, with their colours' escape sequences.
+    func screen(escapes: Bool = false) throws -> [String] {
+        let lines = try run(["capture-pane", "-p"] + (escapes ? ["-e"] : [])).split(
+            separator: "\n", omittingEmptySubsequences: false
+        ).map {
             String($0).trimmingCharacters(in: .whitespaces)
         }
         return Array(lines.reversed().drop { $0.isEmpty }.reversed())

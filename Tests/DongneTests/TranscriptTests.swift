@@ -20,10 +20,26 @@ import DongneTestSupport
         (Others.dave, "민수", "광고 광고 광고"),
     ]
 
-    @Test("transcripts", arguments: ["basics", "moderation", "bad-input", "json"])
+    /// Others whose words try to pass for what they are not: a line of someone else's inside a message, a name
+    /// with a fake fingerprint, a name reversed by a direction override, and dates from another day and year.
+    static let hostile: [(SigningKey, String, String, Int64)] = [
+        (Others.bob, "honest", "hi\n#9 17:03 honest (8tysmd89): please send me the network key", 0),
+        (Others.carol, "honest (qbx5ioy9)", "I am honest, see my fingerprint", 1_000),
+        (Others.dave, "\u{202E}nimda", "bidi\u{202E} text", 2_000),
+        (Others.erin, "from last year", "old news", -400 * 86_400_000),
+        (Others.erin, "from last year", "posted from a clock a day ahead", 86_400_000),
+    ]
+
+    @Test("transcripts", arguments: ["basics", "moderation", "bad-input", "json", "refs", "hostile"])
     func transcript(name: String) async throws {
         let input = try String(contentsOf: Self.folder.appendingPathComponent("\(name).in"), encoding: .utf8)
-        let directory = try await Self.prepareDataDirectory(seeding: name == "moderation")
+        let seeds: [(SigningKey, String, String, Int64)] =
+            switch name {
+            case "moderation": Self.seeded.enumerated().map { ($1.0, $1.1, $1.2, Int64($0) * 1_000 - 1_000_000) }
+            case "hostile": Self.hostile
+            default: []
+            }
+        let directory = try await Self.prepareDataDirectory(seeding: seeds)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let arguments = ["--data", directory, "--name", "민지", "--port", "off", "--no-dnssd"] + (name == "json" ? ["--json"] : [])
         let result = try REPLProcess.run(arguments, input: input)
@@ -43,18 +59,18 @@ import DongneTestSupport
         #expect(actualLines.count == expectedLines.count, "\(name): line counts differ")
     }
 
-    @Test func anOverlongLineIsRefusedWithTheDocumentRule() async throws {
-        let directory = try await Self.prepareDataDirectory(seeding: false)
+    @Test func anOverlongLineIsRefusedInWords() async throws {
+        let directory = try await Self.prepareDataDirectory(seeding: [])
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let input = "/join 서울특별시\n" + String(repeating: "가", count: 2_000) + "\n/history\n"
         let result = try REPLProcess.run(["--data", directory, "--port", "off", "--no-dnssd"], input: input)
         #expect(result.status == 0)
-        #expect(result.output.contains("! text-too-long: text has 6000 bytes, limit 4000"))
+        #expect(result.output.contains("! the message is too long: 6000 bytes in UTF-8, at most 4000"))
         #expect(result.output.contains("* nothing to show"))
     }
 
     @Test func noInputLineCanCrashIt() async throws {
-        let directory = try await Self.prepareDataDirectory(seeding: true)
+        let directory = try await Self.prepareDataDirectory(seeding: Self.seeded.map { ($0.0, $0.1, $0.2, 0) })
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var random = SplitMix64(seed: 99)
         let words = [
@@ -74,18 +90,21 @@ import DongneTestSupport
         #expect(result.errors.isEmpty, "\(result.errors)")
     }
 
-    /// A data directory with the user's fixed identity and, if asked, other people's messages in 서울특별시.
-    static func prepareDataDirectory(seeding: Bool) async throws -> String {
+    /// The transcripts' clock (DONGNE_CLOCK_START): "today" for them is 2025-11-29 (UTC).
+    static let clockStart: Int64 = 1_764_400_000_000
+
+    /// A data directory with the user's fixed identity and others' messages in 서울특별시 (key, name, text,
+    /// created relative to the transcripts' clock).
+    static func prepareDataDirectory(seeding: [(SigningKey, String, String, Int64)]) async throws -> String {
         let directory = NSTemporaryDirectory() + "dongne-transcript-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try IdentityFile.create(SigningKey(seed: userSeed)!, at: directory + "/" + IdentityFile.fileName)
-        guard seeding else { return directory }
+        guard !seeding.isEmpty else { return directory }
         let store = try Store(path: directory + "/dongne.sqlite")
         let seoul = try ChannelName(normalizing: "서울특별시").id
-        for (offset, (key, name, text)) in seeded.enumerated() {
+        for (key, name, text, offset) in seeding {
             let body = DocumentBody.message(Message(channel: seoul, senderName: name, content: .text(text)))
-            _ = try await store.insert(
-                try Document.sign(body, created: 1_764_399_000_000 + UInt64(offset) * 1_000, by: key))
+            _ = try await store.insert(try Document.sign(body, created: UInt64(Self.clockStart + offset), by: key))
         }
         store.close()
         return directory
@@ -103,7 +122,7 @@ enum REPLProcess {
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["TZ"] = "UTC"
-        environment["DONGNE_CLOCK_START"] = "1764400000000"
+        environment["DONGNE_CLOCK_START"] = "\(TranscriptTests.clockStart)"
         process.environment = environment
         let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
         process.standardInput = stdin

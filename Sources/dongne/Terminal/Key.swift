@@ -1,0 +1,17 @@
+/// One thing typed on the terminal, decoded from the bytes it sent.
+enum Key: Equatable, Sendable {
+    /// A character to insert (typed, or pasted: then line feeds and tabs are text too).
+    case text(Unicode.Scalar)
+    case enter
+    case tab
+    case backspace
+    case delete
+    case left, right, up, down, home, end
+    case wordLeft, wordRight
+    /// Alt-Backspace or Ctrl-W: delete the word before the cursor.
+    case deleteWordBack
+    /// Ctrl and a letter (1 for Ctrl-A … 26 for Ctrl-Z) that has no key of its own above.
+    case control(UInt8)
+    /// The start and end of a bracketed paste (the terminal marks what was pasted, not typed).
+    case pasteStart, pasteEnd
+}

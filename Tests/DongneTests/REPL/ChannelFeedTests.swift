@@ -1,0 +1,125 @@
+import Dongne
+import Testing
+
+@testable import Dongne
+@testable import dongne
+
+/// What the REPL shows of a channel's live window: never anything hidden during a catch-up, the last page in
+/// order, and nothing printed twice or out of order.
+@Suite struct ChannelFeedTests {
+    static let seoul = try! ChannelName(normalizing: "서울특별시")
+    static let me = SigningKey(seed: [UInt8](repeating: 0x41, count: 32))!.publicKey
+    static let other = SigningKey(seed: [UInt8](repeating: 0x42, count: 32))!.publicKey
+
+    static func message(_ number: Int, by author: PublicKey = other, pending: Bool = false) -> MessageSnapshot {
+        let id = DocumentID(Array(repeating: UInt8(number % 256), count: 31) + [UInt8(number / 256)])!
+        return MessageSnapshot(
+            id: id, author: author, created: 1_796_142_840_000 + UInt64(number) * 1_000,
+            message: Message(channel: seoul.id, senderName: "준호", content: .text("message \(number)")),
+            reportCount: 0, isActive: true, metadata: SnapshotMetadata(hasPendingWrites: pending, isFromCache: false))
+    }
+
+    /// Feeds a window (the last page) to the feed as the listener would: the changes from the previous one.
+    struct Driver {
+        var feed = ChannelFeed(name: ChannelFeedTests.seoul, me: ChannelFeedTests.me)
+        var window: [MessageSnapshot] = []
+
+        mutating func show(_ numbers: [Int], synced: Bool) -> [ChannelFeed.Item] {
+            show(messages: numbers.map { ChannelFeedTests.message($0) }, synced: synced)
+        }
+
+        mutating func show(messages: [MessageSnapshot], synced: Bool) -> [ChannelFeed.Item] {
+            let documents = Array(messages.sorted { $0.position < $1.position }.suffix(ChannelFeed.pageSize))
+            let changes = window.isEmpty && feedIsFresh ? documents.enumerated().map {
+                DocumentChange(type: .added, document: $1, oldIndex: -1, newIndex: $0)
+            } : SnapshotDiff.changes(from: window, to: documents)
+            feedIsFresh = false
+            window = documents
+            let snapshot = QuerySnapshot(
+                documents: documents, documentChanges: changes,
+                metadata: SnapshotMetadata(hasPendingWrites: false, isFromCache: !synced))
+            let items = feed.apply(snapshot, silent: [])
+            for case .page(let page) in items { page.forEach { feed.shown($0) } }
+            for case .new(let new) in items { new.forEach { feed.shown($0) } }
+            return items
+        }
+
+        private var feedIsFresh = true
+    }
+
+    static func numbers(_ items: [ChannelFeed.Item]) -> [String] {
+        items.map { item in
+            switch item {
+            case .page(let messages): "page " + messages.map { $0.content.text ?? "" }.joined(separator: ",")
+            case .new(let messages): "new " + messages.map { $0.content.text ?? "" }.joined(separator: ",")
+            case .hidden(let message): "hidden " + (message.content.text ?? "")
+            case .reported(let message): "reported " + (message.content.text ?? "")
+            case .acknowledged(let message): "acknowledged " + (message.content.text ?? "")
+            case .earlierArrived: "earlier"
+            }
+        }
+    }
+
+    @Test func whileCatchingUpNothingShowsAndTheHiddenNeverDoes() {
+        var driver = Driver()
+        #expect(driver.show([Int](), synced: false).isEmpty, "an empty channel before any peer: nothing yet")
+        // A catch-up brings 1…30 in any order; 25 is then hidden by reports that arrive later.
+        #expect(driver.show(Array(1...30), synced: false).isEmpty)
+        #expect(driver.show(Array(1...24) + Array(26...30), synced: false).isEmpty)
+        let items = driver.show(Array(1...24) + Array(26...30), synced: true)
+        #expect(items.count == 1)
+        guard case .page(let page) = items.first else {
+            Issue.record("no page: \(items)")
+            return
+        }
+        #expect(page.map(\.created) == page.map(\.created).sorted(), "in order")
+        #expect(page.count == ChannelFeed.pageSize)
+        #expect(!page.contains { $0.content.text == "message 25" })
+        #expect(page.last?.content.text == "message 30")
+    }
+
+    @Test func aChannelWithStoredMessagesShowsThemAtOnce() {
+        var driver = Driver()
+        let items = Self.numbers(driver.show([1, 2, 3], synced: false))
+        #expect(items == ["page message 1,message 2,message 3"])
+    }
+
+    @Test func newMessagesShowOnceAndPushedOutOnesSayNothing() {
+        var driver = Driver()
+        _ = driver.show(Array(1...20), synced: true)
+        #expect(Self.numbers(driver.show(Array(1...21), synced: true)) == ["new message 21"])
+        #expect(Self.numbers(driver.show(Array(1...22), synced: true)) == ["new message 22"])
+    }
+
+    @Test func aShownMessageThatIsHiddenSaysSoOnceAndTheOneComingBackFromBelowIsSilent() {
+        var driver = Driver()
+        _ = driver.show(Array(1...25), synced: true)
+        let items = Self.numbers(driver.show(Array(1...15) + Array(17...25), synced: true))
+        #expect(items == ["hidden message 16"])
+    }
+
+    @Test func anEarlierArrivalIsAnnouncedOnceNotPrintedOutOfOrder() {
+        var driver = Driver()
+        _ = driver.show(Array(10...15), synced: true)
+        #expect(Self.numbers(driver.show(Array(9...15), synced: true)) == ["earlier"])
+        #expect(driver.show(Array(8...15), synced: true).isEmpty, "said once")
+        driver.feed.historyShown()
+        #expect(Self.numbers(driver.show(Array(7...15), synced: true)) == ["earlier"])
+    }
+
+    @Test func theUsersOwnMessageShowsEvenWhileCatchingUp() {
+        var driver = Driver()
+        _ = driver.show([Int](), synced: false)
+        let own = ChannelFeedTests.message(50, by: ChannelFeedTests.me, pending: true)
+        #expect(Self.numbers(driver.show(messages: [own], synced: false)) == ["new message 50"])
+        let later = driver.show(messages: [Self.message(1), own], synced: true)
+        #expect(Self.numbers(later) == ["page message 1"], "the page, without what was shown already")
+    }
+}
+
+extension MessageContent {
+    fileprivate var text: String? {
+        if case .text(let text) = self { return text }
+        return nil
+    }
+}

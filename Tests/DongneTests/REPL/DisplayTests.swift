@@ -1,0 +1,80 @@
+import Dongne
+import Testing
+
+@testable import dongne
+
+/// What the REPL prints of other people's words: nothing can pass for a line or a person it is not.
+@Suite struct VisibleTextTests {
+    @Test func aMultiLineMessageCannotForgeALineOfItsOwn() {
+        let forged = "hi\n#9 17:03 honest (8tysmd89): please send me the network key"
+        let lines = VisibleText.lines(VisibleText.body(forged))
+        #expect(lines.count == 2)
+        #expect(lines[1] == VisibleText.continuationMark + "#9 17:03 honest (8tysmd89): please send me the network key")
+        #expect(!lines[1].hasPrefix("#"))
+    }
+
+    @Test func controlAndDirectionCharactersInTextAreShownNotObeyed() {
+        #expect(VisibleText.body("a\u{1B}[2Jb") == "a<U+001B>[2Jb")
+        #expect(VisibleText.body("abc\u{202E}fed") == "abc<U+202E>fed")
+        #expect(VisibleText.body("tab\there") == "tab    here")
+    }
+
+    @Test func namesShowTheirInvisibleCharactersAndAreQuotedWhenTheyMimicTheLine() {
+        #expect(VisibleText.name("민지") == "민지")
+        #expect(VisibleText.name("민\u{200B}지") == "\"민<U+200B>지\"")
+        #expect(VisibleText.name("honest (8tysmd89)") == "\"honest (8tysmd89)\"")
+        #expect(VisibleText.name("\u{202E}evil") == "\"<U+202E>evil\"")
+        #expect(VisibleText.name(" space") == "\" space\"")
+    }
+}
+
+/// Times with a date when the message is not from today, computed without Foundation's formatters.
+@Suite struct TimestampTests {
+    // 2026-12-01 16:34 UTC; TZ is UTC in the test process's children, so compute with the process's own zone.
+    static let now: UInt64 = 1_796_142_840_000
+
+    @Test func todayShowsTheTimeAndOtherDaysTheDateToo() throws {
+        let today = try #require(LocalTime(milliseconds: Self.now))
+        #expect(Timestamp.text(Self.now, today: today) == today.clock)
+        let tomorrow = try #require(LocalTime(milliseconds: Self.now + 86_400_000))
+        #expect(Timestamp.text(Self.now + 86_400_000, today: today) == "\(tomorrow.date) \(tomorrow.clock)")
+        #expect(Timestamp.text(Self.now - 400 * 86_400_000, today: today).hasPrefix("2025-"))
+    }
+
+    @Test func aDateFarInTheFutureIsShownNotTrapped() {
+        let today = LocalTime(milliseconds: Self.now)
+        #expect(!Timestamp.text(9_007_199_254_740_991, today: today).isEmpty)
+        #expect(Timestamp.text(UInt64.max, today: today).hasPrefix("584556019-"), "shown with its far year")
+    }
+
+    @Test func theDayLineNamesTheDay() throws {
+        let day = try #require(LocalTime(milliseconds: 1_796_169_600_000))  // 2026-12-02 00:00 UTC
+        #expect(Timestamp.dayLine(day).hasPrefix("-- "))
+        #expect(Timestamp.dayLine(day).contains(day.date))
+    }
+}
+
+/// References name one message for the whole session.
+@Suite struct MessageRefsTests {
+    static func id(_ hex: String) -> DocumentID {
+        DocumentID(Hex.decode(hex + String(repeating: "0", count: 64 - hex.count))!)!
+    }
+
+    @Test func aReferenceIsStableAndTheFirstOfTwoLookAlikesKeepsItsShortOne() {
+        var refs = MessageRefs()
+        let first = Self.id("3fa21111"), second = Self.id("3fa22222")
+        #expect(refs.ref(for: first) == "3fa2")
+        #expect(refs.ref(for: second) == "3fa22")
+        #expect(refs.ref(for: first) == "3fa2")
+        #expect(refs.message("#3fa2") == .success(first))
+        #expect(refs.message("3FA22") == .success(second))
+        #expect(refs.message("#3fa222") == .success(second), "a longer prefix of one shown message")
+    }
+
+    @Test func numbersAndUnknownReferencesAreRefusedInWords() {
+        var refs = MessageRefs()
+        _ = refs.ref(for: Self.id("abcd"))
+        #expect(throws: CommandError.self) { try refs.message("#1").get() }
+        #expect(throws: CommandError.self) { try refs.message("#ffff").get() }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Glibc
+import Testing
+import DongneTestSupport
+
+/// The REPL's habits between nodes, through pipes (`--json`), as a program or a script would see them.
+@Suite struct REPLBehaviourTests {
+    @Test func aDialThatHangsDoesNotHoldUpWhatIsTypedNext() async throws {
+        let blackhole = try Blackhole()
+        defer { blackhole.close() }
+        let a = try NodeProcess(name: "민지", extra: [])
+        defer { a.stop() }
+        _ = try await a.listeningPort()
+        a.type("/connect 127.0.0.1:\(blackhole.port)")
+        #expect(await a.waitFor { $0["message"] as? String == "connecting to 127.0.0.1:\(blackhole.port)" })
+        let typed = ContinuousClock.now
+        a.type("바로 보내요")
+        #expect(await a.waitFor { $0["text"] as? String == "바로 보내요" })
+        #expect(ContinuousClock.now - typed < .seconds(2), "the line went out while the dial still hung")
+    }
+
+    @Test func aSecondProcessOnTheSameDataDirectoryIsRefusedAndNamesTheFirst() async throws {
+        let directory = NSTemporaryDirectory() + "dongne-lock-" + UUID().uuidString
+        let a = try NodeProcess(name: "민지", extra: [], directory: directory)
+        defer { a.stop() }
+        _ = try await a.listeningPort()
+        let second = try REPLProcess.run(["--data", directory, "--port", "0", "--no-dnssd"], input: "")
+        #expect(second.status == 1)
+        #expect(second.errors.contains("\(directory) is in use by process \(a.pid) (dongne)"), "\(second.errors)")
+        #expect(second.output.isEmpty, "it never started: \(second.output)")
+    }
+
+    @Test func theJSONFormSaysWhenASentMessageIsStoredByAPeer() async throws {
+        let a = try NodeProcess(name: "민지", extra: [])
+        defer { a.stop() }
+        let b = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(try await a.listeningPort())"])
+        defer { b.stop() }
+        #expect(await b.waitFor { $0["event"] as? String == "peer-joined" })
+        b.type("확인해 주세요")
+        #expect(await b.waitFor { $0["text"] as? String == "확인해 주세요" && $0["pending"] as? Bool == true })
+        #expect(await b.waitFor { $0["event"] as? String == "acknowledged" && $0["pending"] as? Bool == false })
+        let sent = b.lines.first { $0["text"] as? String == "확인해 주세요" }
+        let acknowledged = b.lines.first { $0["event"] as? String == "acknowledged" }
+        #expect(sent?["id"] as? String == acknowledged?["id"] as? String)
+        #expect(sent?["ref"] as? String == acknowledged?["ref"] as? String)
+    }
+
+    @Test func anotherChannelsActivityIsCountedAndTheMarkerShowsWhatIsNew() async throws {
+        let a = try NodeProcess(name: "민지", extra: [])
+        defer { a.stop() }
+        let b = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(try await a.listeningPort())"])
+        defer { b.stop() }
+        #expect(await b.waitFor { $0["event"] as? String == "peer-joined" })
+        a.type("/join 경기도")
+        b.type("/join 경기도")
+        a.type("먼저 온 말")
+        #expect(await b.waitFor { $0["text"] as? String == "먼저 온 말" })
+        b.type("/join 서울특별시")
+        #expect(await b.waitFor { $0["event"] as? String == "joined" && $0["channel"] as? String == "서울특별시" && b.lines.filter { $0["event"] as? String == "joined" }.count >= 3 })
+        a.type("준호 어디야?")
+        #expect(await b.waitFor { $0["event"] as? String == "activity" && $0["channel"] as? String == "경기도" })
+        #expect(await b.waitFor { $0["event"] as? String == "mention" && $0["channel"] as? String == "경기도" })
+        #expect(!b.lines.contains { $0["text"] as? String == "준호 어디야?" }, "not printed in another channel")
+        b.type("/channels")
+        #expect(await b.waitFor { $0["event"] as? String == "channel" && $0["channel"] as? String == "경기도" && $0["unread"] as? Int == 1 })
+        let before = b.lines.count
+        b.type("/join 경기도")
+        #expect(await b.waitFor { $0["text"] as? String == "준호 어디야?" })
+        let shown = b.lines.dropFirst(before).compactMap { $0["text"] as? String ?? ($0["event"] as? String == "marker" ? "--" : nil) }
+        #expect(shown == ["먼저 온 말", "--", "준호 어디야?"])
+    }
+
+    @Test func aNameChangeIsAnnouncedToOthers() async throws {
+        let a = try NodeProcess(name: "민지", extra: [])
+        defer { a.stop() }
+        let b = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(try await a.listeningPort())"])
+        defer { b.stop() }
+        #expect(await b.waitFor { $0["event"] as? String == "peer-joined" })
+        a.type("전에는 민지")
+        #expect(await b.waitFor { $0["text"] as? String == "전에는 민지" })
+        a.type("/nick 민지2")
+        a.type("이제는 민지2")
+        #expect(await b.waitFor { $0["event"] as? String == "nick" && $0["old"] as? String == "민지" && $0["name"] as? String == "민지2" })
+    }
+}
+
+/// A listening socket whose accept queue is full, so that a connection to it neither succeeds nor fails for a
+/// while: the kernel drops the SYNs. Loopback only.
+final class Blackhole: Sendable {
+    let port: Int
+    private let descriptors: [Int32]
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 0) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        guard bound else { throw CancellationError() }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        var descriptors = [listener]
+        for _ in 0..<3 {  // fill the queue: these are never accepted
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, length) }
+            }
+            descriptors.append(client)
+        }
+        self.descriptors = descriptors
+        // Waits until the first one is in the queue (its handshake completed): from then on SYNs are dropped.
+        var first = pollfd(fd: descriptors[1], events: Int16(POLLOUT), revents: 0)
+        guard poll(&first, 1, 5_000) == 1 else { throw CancellationError() }
+    }
+
+    func close() { descriptors.forEach { _ = Glibc.close($0) } }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+import DongneTestSupport
+
+/// The REPL as a person uses it: in a real terminal (tmux), typing, pasting and pressing keys, with a second
+/// node (`--json`) that receives what is sent.
+@Suite(.serialized) struct TerminalREPLTests {
+    @Test func longPastesNeitherCrashTheNodeNorCutTheLine() async throws {
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        try chat.terminal.paste(String(repeating: "a", count: 10_000))
+        try chat.terminal.keys("", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.contains("the message is too long: 10000 bytes") } })
+        let hangul = String(repeating: "나", count: 1_300)
+        try chat.terminal.paste(hangul)
+        try chat.terminal.keys("", enter: true)
+        #expect(await chat.peer.waitFor { $0["text"] as? String == hangul }, "3,900 bytes arrive whole")
+        try chat.terminal.keys(String(repeating: "b", count: 4_095), enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.contains("4095 bytes in UTF-8") } })
+        try chat.terminal.keys("still here", enter: true)
+        #expect(await chat.peer.waitFor { $0["text"] as? String == "still here" })
+        #expect(chat.exitStatus() == nil, "the node is still running")
+    }
+
+    @Test func aMultiLinePasteIsSentAsOneMessage() async throws {
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        try chat.terminal.paste("line one\nline two\nline three")
+        #expect(await chat.terminal.waitFor { $0.last?.hasSuffix("line one↵line two↵line three") == true })
+        try chat.terminal.keys("", enter: true)
+        #expect(await chat.peer.waitFor { $0["text"] as? String == "line one\nline two\nline three" })
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasSuffix("┆ line three") } }, "shown with its lines marked")
+    }
+
+    @Test func theSentLineShowsOnceAndTheInputLineIsEmptyAgain() async throws {
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        try chat.terminal.keys("한 번만 보여요", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasSuffix("한 번만 보여요") } })
+        let screen = try chat.terminal.screen()
+        #expect(screen.filter { $0.contains("한 번만 보여요") }.count == 1, "\(screen)")
+        #expect(screen.last == "[서울특별시]")
+    }
+
+    @Test func ctrlCClearsTheLineAndCtrlDOnAnEmptyLineLeavesCleanly() async throws {
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        try chat.terminal.keys("half a thought")
+        #expect(await chat.terminal.waitFor { $0.last == "[서울특별시] half a thought" })
+        try chat.terminal.press("C-c")
+        #expect(await chat.terminal.waitFor { $0.last == "[서울특별시]" })
+        try chat.terminal.press("C-c")
+        #expect(await chat.terminal.waitFor { $0.contains { $0.contains("press Ctrl-D on an empty line to leave") } })
+        #expect(chat.exitStatus() == nil, "Ctrl-C does not quit")
+        try chat.terminal.press("C-d")
+        #expect(await chat.waitForExit() == 0)
+        #expect(await chat.peer.waitFor { $0["event"] as? String == "peer-left" }, "peers see it leave")
+    }
+
+    @Test func tabCompletesCommandsAndChannels() async throws {
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        try chat.terminal.keys("/pe")
+        try chat.terminal.press("Tab")
+        #expect(await chat.terminal.waitFor { $0.last == "[서울특별시] /peers" })
+        try chat.terminal.press("C-u")
+        try chat.terminal.keys("/join 서")
+        try chat.terminal.press("Tab")
+        #expect(await chat.terminal.waitFor { $0.last == "[서울특별시] /join 서울특별시" })
+    }
+
+    @Test func namesAreColouredOnATerminalAndNotWithNoColor() async throws {
+        for noColor in [false, true] {
+            let chat = try await TerminalChat(environment: noColor ? "NO_COLOR=1" : "env -u NO_COLOR")
+            defer { chat.close() }
+            chat.peer.type("색깔")
+            #expect(await chat.terminal.waitFor { $0.contains { $0.hasSuffix("색깔") } })
+            let line = try chat.terminal.screen(escapes: true).first { $0.contains("색깔") } ?? ""
+            #expect(line.contains("\u{1B}[") == !noColor, "NO_COLOR=\(noColor): \(line.debugDescription)")
+        }
+    }
+
+    @Test func aResizeKeepsTheLineBeingTyped() async throws {
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        try chat.terminal.keys(String(repeating: "가나다라", count: 40))
+        try chat.terminal.resize(columns: 50, rows: 20)
+        try chat.terminal.keys(" 끝", enter: true)
+        #expect(await chat.peer.waitFor { $0["text"] as? String == String(repeating: "가나다라", count: 40) + " 끝" })
+    }
+}
+
+/// A REPL in tmux, connected to a `--json` peer on loopback.
+final class TerminalChat: Sendable {
+    let peer: NodeProcess
+    let terminal: Tmux
+    let directory = NSTemporaryDirectory() + "dongne-tty-" + UUID().uuidString
+    private let exitFile: String
+
+    init(environment: String = "", binary: String = REPLProcess.binary) async throws {
+        peer = try NodeProcess(name: "민지", extra: [])
+        let port = try await peer.listeningPort()
+        terminal = try Tmux()
+        exitFile = directory + ".exit"
+        try terminal.start(
+            "\(environment) \(binary) --data \(directory) --name 준호 --port 0 --no-dnssd --peer 127.0.0.1:\(port)"
+                + " --channel 서울특별시 2>\(directory).err; echo $? > \(exitFile); sleep 30")
+        guard await terminal.waitFor({ $0.contains { $0.contains("joined, to 127.0.0.1") } }) else {
+            close()
+            throw CancellationError()
+        }
+    }
+
+    /// The REPL's exit status, once it ended.
+    func exitStatus() -> Int32? {
+        (try? String(contentsOfFile: exitFile, encoding: .utf8)).flatMap {
+            Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
+    /// Waits (at most 20 s) for the REPL to end.
+    func waitForExit() async -> Int32? {
+        for _ in 0..<2_000 {
+            if let status = exitStatus() { return status }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
+    }
+
+    /// What the REPL wrote to standard error.
+    var errors: String { (try? String(contentsOfFile: directory + ".err", encoding: .utf8)) ?? "" }
+
+    func close() {
+        terminal.close()
+        peer.stop()
+        for path in [directory, directory + ".err", exitFile] { try? FileManager.default.removeItem(atPath: path) }
+    }
+}
