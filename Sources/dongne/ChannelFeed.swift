@@ -10,13 +10,21 @@ import Dongne
 ///   peer, and nothing hidden may show in between. The page shows once a peer has handed over everything it
 ///   has (its `reconciled`), with the derived state applied; a channel this node already holds messages of
 ///   shows them at once. The user's own messages never wait.
-/// - Once shown, a message arriving after the newest one shown is new and shows; one older than that (a late
-///   catch-up from a peer met later) would print out of order, so it is announced once, for `/history`.
+/// - Should no peer ever say `reconciled` (one that does not reconcile, or none that carries the channel),
+///   the page shows once arrivals have been quiet for ``quietCatchUp``: the wait is bounded.
+/// - Once shown, a message arriving after the newest one shown is new and shows, and so does one a little
+///   older (messages typed at the same moment on two machines, a sender whose clock is a few minutes behind);
+///   one older than the newest shown by more than ``lateTolerance`` (a late catch-up from a peer met later, a
+///   healed partition) would print far out of order, so it is announced once, for `/history`.
 /// - A message leaving the window because newer ones pushed it out, or coming back into it from below, says
 ///   nothing; one leaving it because it was hidden says so, if it was shown.
 struct ChannelFeed {
     /// How many of the newest messages the live window holds, and a page shows.
     static let pageSize = 20
+    /// How much older than the newest message shown an arrival may be and still show as new (milliseconds).
+    static let lateTolerance: UInt64 = 10 * 60 * 1_000
+    /// How long arrivals must be quiet while no peer said `reconciled` before the page shows anyway.
+    static let quietCatchUp = Duration.seconds(3)
 
     /// What a snapshot means for the screen.
     enum Item: Equatable {
@@ -99,6 +107,15 @@ struct ChannelFeed {
         isReady ? window : window.filter { reportCounts[$0.id] != nil || $0.author == me }
     }
 
+    /// Whether arrivals are waiting for the channel to be reconciled (the session then waits ``quietCatchUp``
+    /// after the last of them, and calls ``stopWaiting()``).
+    var isHolding: Bool { !isReady && window.contains { $0.author != me } }
+
+    /// Shows the page without waiting longer for a peer to say `reconciled`.
+    mutating func stopWaiting() -> [Item] {
+        isReady ? [] : becomeReady()
+    }
+
     /// Records that a message was printed (by a page, `/history` or `/more`): its hiding will be said.
     mutating func shown(_ message: MessageSnapshot) {
         reportCounts[message.id] = message.reportCount
@@ -116,10 +133,12 @@ struct ChannelFeed {
         return [.page(window.filter { reportCounts[$0.id] == nil })]
     }
 
-    /// Whether a message is newer than anything shown; the user's own are shown at once, catch-up or not.
+    /// Whether a message shows as new: newer than anything shown, or older by less than ``lateTolerance``;
+    /// the user's own are shown at once, catch-up or not.
     private func isNew(_ message: MessageSnapshot) -> Bool {
-        guard isSynced || message.author == me else { return false }
-        return newest.map { message.position > $0 } ?? true
+        guard isSynced || isReady || message.author == me else { return false }
+        guard let newest, message.position < newest else { return true }
+        return message.created + Self.lateTolerance >= newest.created && reportCounts[message.id] == nil
     }
 
     /// A message that fell below the window's lowest when the window was full was pushed out, not hidden.

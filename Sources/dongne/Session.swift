@@ -38,6 +38,8 @@ final class Session: Sendable {
         var channelNames: [String] = []
         var channelList: ListenerRegistration?
         var firstSnapshot: [ChannelID: CheckedContinuation<Void, Never>] = [:]
+        /// Per channel, which quiet-period wait is the latest (an arrival starts a new one).
+        var holdGeneration: [ChannelID: Int] = [:]
     }
 
     init(node: Node, console: any Console, isJSON: Bool, today: @escaping @Sendable () -> LocalTime?) {
@@ -230,9 +232,25 @@ final class Session: Sendable {
             let items = feed.apply(snapshot, silent: state.silent)
             state.feeds[channel] = feed
             for item in items { show(item, in: channel, &state) }
+            if feed.isHolding { waitForQuiet(in: channel, &state) }
             return waiting
         }
         waiting?.resume()
+    }
+
+    /// Shows a held page once arrivals have been quiet for a while, should no peer ever say `reconciled`.
+    private func waitForQuiet(in channel: ChannelID, _ state: inout State) {
+        state.holdGeneration[channel, default: 0] += 1
+        let generation = state.holdGeneration[channel]
+        Task { [weak self] in
+            try? await Task.sleep(for: ChannelFeed.quietCatchUp)
+            self?.state.withLock { state in
+                guard state.holdGeneration[channel] == generation, var feed = state.feeds[channel] else { return }
+                let items = feed.stopWaiting()
+                state.feeds[channel] = feed
+                for item in items { self?.show(item, in: channel, &state) }
+            }
+        }
     }
 
     private func show(_ item: ChannelFeed.Item, in channel: ChannelID, _ state: inout State) {

@@ -28,6 +28,14 @@ import DongneTestSupport
     }
 }
 
+/// A tmux command that failed.
+struct TmuxError: Error, CustomStringConvertible {
+    let arguments: [String]
+    let status: Int32
+    let said: String
+    var description: String { "tmux \(arguments.map { $0.prefix(80) }) exited with \(status): \(said)" }
+}
+
 /// A private tmux server (its own socket) running one window, removed on close.
 final class Tmux: Sendable {
     private let socket = "dongne-test-" + UUID().uuidString.prefix(8)
@@ -39,13 +47,13 @@ final class Tmux: Sendable {
     }
 
     func keys(_ text: String, enter: Bool = false) throws {
-        if !text.isEmpty { try run(["send-keys", "-l", text], capture: false) }
-        if enter { try run(["send-keys", "Enter"], capture: false) }
+        if !text.isEmpty { _ = try run(["send-keys", "-l", "--", text]) }
+        if enter { _ = try run(["send-keys", "Enter"]) }
     }
 
     /// Presses a key by tmux's name for it: "C-c", "Tab", "Left", "Home", …
     func press(_ key: String) throws {
-        try run(["send-keys", key], capture: false)
+        _ = try run(["send-keys", key])
     }
 
     /// Pastes `text` as a terminal does, bracketed (the REPL asked for bracketed paste), line feeds as returns.
@@ -53,13 +61,13 @@ final class Tmux: Sendable {
         let file = NSTemporaryDirectory() + "dongne-paste-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: file) }
         try text.write(toFile: file, atomically: false, encoding: .utf8)
-        try run(["load-buffer", file], capture: false)
-        try run(["paste-buffer", "-p", "-d"], capture: false)
+        _ = try run(["load-buffer", file])
+        _ = try run(["paste-buffer", "-p", "-d"])
     }
 
     /// Resizes the window, as dragging a terminal's corner does (the program gets SIGWINCH).
     func resize(columns: Int, rows: Int) throws {
-        try run(["resize-window", "-x", "\(columns)", "-y", "\(rows)"], capture: false)
+        _ = try run(["resize-window", "-x", "\(columns)", "-y", "\(rows)"])
     }
 
     /// The visible lines, trailing blank ones dropped; with `escapes`, with their colours' escape sequences.
@@ -91,17 +99,26 @@ final class Tmux: Sendable {
     @discardableResult
     private func run(_ arguments: [String], capture: Bool = true) throws -> String {
         guard capture else {
-            let quoted = (["tmux", "-L", socket] + arguments).map {
-                "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            // Quoted scalar by scalar: a quote followed by a combining mark is one Character, which a search
+            // for the quote character would not find.
+            let quoted = (["tmux", "-L", socket] + arguments).map { argument in
+                "'" + argument.unicodeScalars.map { $0 == "'" ? "'\\''" : String($0) }.joined() + "'"
             }
+            let errors = NSTemporaryDirectory() + "dongne-tmux-" + UUID().uuidString
+            defer { try? FileManager.default.removeItem(atPath: errors) }
             let status = system(
-                "TERM=xterm-256color LANG=C.UTF-8 " + quoted.joined(separator: " ") + " </dev/null >/dev/null 2>&1")
-            guard status == 0 else { throw CocoaError(.executableLoad) }
+                "TERM=xterm-256color LANG=C.UTF-8 " + quoted.joined(separator: " ") + " </dev/null >/dev/null 2>"
+                    + errors)
+            guard status == 0 else {
+                let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+                throw TmuxError(arguments: arguments, status: status, said: said)
+            }
             return ""
         }
         let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/tmux")
         process.arguments = ["-L", socket] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["LANG": "C.UTF-8"]) { _, new in new }
         process.standardInput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         let output = Pipe()
@@ -109,6 +126,9 @@ final class Tmux: Sendable {
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TmuxError(arguments: arguments, status: process.terminationStatus, said: "")
+        }
         return String(decoding: data, as: UTF8.self)
     }
 }

@@ -94,7 +94,38 @@ class Lan:
         return connected
 
     def texts(self, host):
+        """The texts `host` printed as they arrived (its screen: the last page and what is new after it)."""
         return {line["text"] for line in self.lines(host) if line.get("event") == "message"}
+
+    def history(self, host, count=500):
+        """The active messages `host` holds in the channel, oldest first, as `/history` prints them."""
+        mark = len(self.lines(host))
+        self.say(host, f"/history {count}", "/whoami")
+        end = self.wait_for_after(host, mark, lambda line: line.get("event") == "whoami")
+        return [line for line in self.lines(host)[mark:end] if line.get("event") == "message"]
+
+    def wait_for_after(self, host, mark, predicate, timeout=20):
+        """The index of the first output line after `mark` satisfying `predicate`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = self.lines(host)
+            for index in range(mark, len(lines)):
+                if predicate(lines[index]):
+                    return index
+            if time.monotonic() > deadline:
+                raise AssertionError(f"h{host}: no such line within {timeout} s; last: {lines[-3:]}")
+            time.sleep(0.05)
+
+    def wait_holds(self, host, texts, timeout):
+        """Waits until `host` holds every one of `texts` (asking its `/history` twice a second)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            held = {line["text"] for line in self.history(host)}
+            if set(texts) <= held:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"h{host} lacks {len(set(texts) - held)} of {len(set(texts))} within {timeout} s")
+            time.sleep(0.5)
 
     def down(self):
         # What each node wrote to its standard error (a crash's report among it), for a failed test's output.

@@ -37,7 +37,7 @@ def test_three_hosts_find_each_other_and_chat(lan):
         lan.say(host, f"h{host}에서 안녕하세요")
     expected = {f"h{host}에서 안녕하세요" for host in (1, 2, 3)}
     for host in (1, 2, 3):
-        lan.wait_until(lambda: expected <= lan.texts(host), 20, f"h{host} holds every message")
+        lan.wait_until(lambda: expected <= lan.texts(host), 20, f"h{host} shows every message as it arrives")
     addresses = {line["address"].split(":")[0] for line in lan.lines(1) if line.get("event") == "peer-joined"}
     assert addresses == {"10.77.0.2", "10.77.0.3"}
 
@@ -58,6 +58,9 @@ def test_an_independent_dns_sd_implementation_sees_exactly_the_specified_record(
     assert service["port"] == 4747
     assert service["txt"] == "03763d31", "the TXT record is exactly one string: length 3, then v=1"
     assert service["properties"] == {"v": "1"}
+    # The README's interactive form: `dongne` after exec is the built binary, with the host's own data.
+    usage = lan.exec(2, "dongne", "--help")
+    assert usage.returncode == 0 and "usage: dongne" in usage.stdout, usage.stderr
 
 
 @pytest.mark.parametrize("lan", [5], indirect=True)
@@ -73,7 +76,7 @@ def test_every_message_reaches_every_host_through_twenty_percent_loss(lan):
         sent.update(lines)
     assert len(sent) == 200
     for host in hosts:
-        lan.wait_until(lambda: sent <= lan.texts(host), 90, f"h{host} holds all 200 messages")
+        lan.wait_holds(host, sent, 90)
 
 
 @pytest.mark.parametrize("lan", [5], indirect=True)
@@ -96,7 +99,7 @@ def test_both_sides_of_a_partition_hold_everything_soon_after_it_heals(lan):
     lan.run("heal", lan.dir)
     healed = time.monotonic()
     for host in hosts:
-        lan.wait_until(lambda: sent <= lan.texts(host), 10 - (time.monotonic() - healed), f"h{host} holds all")
+        lan.wait_holds(host, sent, 10 - (time.monotonic() - healed))
     print(f"partition healed: every message everywhere {time.monotonic() - healed:.1f} s after the heal")
 
 
@@ -108,12 +111,12 @@ def test_a_restarted_node_is_found_again_and_catches_up(lan):
     missed = [f"h3가 없는 동안 {index}" for index in range(10)]
     lan.say(1, *missed[:5])
     lan.say(2, *missed[5:])
-    lan.wait_until(lambda: set(missed) <= lan.texts(2), 20, "h2 holds what h1 said")
+    lan.wait_holds(2, missed, 20)
     before = len(lan.lines(3))
     lan.node(3)
     lan.wait_until(lambda: len(lan.peers(1)) == 2, 30, "h1 finds h3 again")
     lan.wait_until(
-        lambda: set(missed) <= {l.get("text") for l in lan.lines(3)[before:]}, 20, "h3 caught up on what it missed"
+        lambda: set(missed) <= {l.get("text") for l in lan.lines(3)[before:]}, 20, "h3 shows what it missed"
     )
 
 
@@ -165,3 +168,49 @@ def test_without_a_daemon_the_node_says_so_once_and_keeps_working():
     assert len(notices) == 1 and "DNS-SD unavailable" in notices[0], result.stdout
     assert any('"text":"혼자 써요"' in line for line in lines), "the node keeps working"
     assert result.returncode == 0
+
+
+@pytest.mark.parametrize("lan", [5], indirect=True)
+def test_a_first_time_joiner_sees_the_last_page_in_order_and_nothing_hidden(lan):
+    """Four hosts hold 300 messages, 5 of them retracted or hidden by three reports; a fifth host joins fresh
+    while DNS-SD is still finding its peers, and catches up from all of them at once."""
+    posters = [1, 2, 3, 4]
+    start_and_connect(lan, posters)
+    for host in posters:
+        lan.say(host, *[f"h{host} 글 {index}" for index in range(75)])
+    every = {f"h{host} 글 {index}" for host in posters for index in range(75)}
+    for host in posters:
+        lan.wait_holds(host, every, 60)
+    retracted = ["h1 글 10", "h2 글 40", "h3 글 74"]
+    reported = ["h4 글 20", "h4 글 73"]
+    for text in retracted:
+        author = int(text[1])
+        lan.say(author, f"/retract #{refs_on(lan, author)[text]}")
+    for text in reported:
+        for reporter in (1, 2, 3):
+            lan.say(reporter, f"/report #{refs_on(lan, reporter)[text]} 광고")
+    hidden = set(retracted + reported)
+    for host in posters:
+        lan.wait_until(lambda: not hidden & {l["text"] for l in lan.history(host)}, 30, f"h{host} hides all 5")
+    expected = lan.history(1)
+    assert len(expected) == 295
+
+    lan.node(5)
+    lan.wait_until(lambda: len(lan.peers(5)) == 4, 30, "h5 meets every other host")
+    lan.wait_until(lambda: len([l for l in lan.lines(5) if l.get("event") == "message"]) >= 20, 30, "h5's page")
+    first_page = [line for line in lan.lines(5) if line.get("event") == "message"][:20]
+    assert [line["id"] for line in first_page] == [line["id"] for line in expected[-20:]], "the last page, in order"
+    mark = len(lan.lines(5))
+    lan.say(5, "/more", "/whoami")
+    end = lan.wait_for_after(5, mark, lambda line: line.get("event") == "whoami")
+    more = [line["id"] for line in lan.lines(5)[mark:end] if line.get("event") == "message"]
+    assert more == [line["id"] for line in expected[-40:-20]], "/more pages back, in order"
+    held = lan.history(5)
+    assert [line["id"] for line in held] == [line["id"] for line in expected], "h5 holds exactly what h1 does"
+    shown = [line.get("text") for line in lan.lines(5)]
+    assert not hidden & set(shown), f"h5 printed hidden messages: {hidden & set(shown)}"
+
+
+def refs_on(lan, host):
+    """The references `host` gave the messages it printed, by text."""
+    return {line["text"]: line["ref"] for line in lan.lines(host) if line.get("event") == "message"}

@@ -14,7 +14,7 @@ import Testing
     static func message(_ number: Int, by author: PublicKey = other, pending: Bool = false) -> MessageSnapshot {
         let id = DocumentID(Array(repeating: UInt8(number % 256), count: 31) + [UInt8(number / 256)])!
         return MessageSnapshot(
-            id: id, author: author, created: 1_796_142_840_000 + UInt64(number) * 1_000,
+            id: id, author: author, created: 1_796_142_840_000 + UInt64(number) * 60_000,
             message: Message(channel: seoul.id, senderName: "준호", content: .text("message \(number)")),
             reportCount: 0, isActive: true, metadata: SnapshotMetadata(hasPendingWrites: pending, isFromCache: false))
     }
@@ -98,13 +98,28 @@ import Testing
         #expect(items == ["hidden message 16"])
     }
 
-    @Test func anEarlierArrivalIsAnnouncedOnceNotPrintedOutOfOrder() {
+    @Test func aMuchEarlierArrivalIsAnnouncedOnceNotPrintedFarOutOfOrder() {
         var driver = Driver()
-        _ = driver.show(Array(10...15), synced: true)
-        #expect(Self.numbers(driver.show(Array(9...15), synced: true)) == ["earlier"])
-        #expect(driver.show(Array(8...15), synced: true).isEmpty, "said once")
+        _ = driver.show(Array(20...25), synced: true)
+        #expect(Self.numbers(driver.show([1] + Array(20...25), synced: true)) == ["earlier"], "24 minutes older")
+        #expect(driver.show([1, 2] + Array(20...25), synced: true).isEmpty, "said once")
         driver.feed.historyShown()
-        #expect(Self.numbers(driver.show(Array(7...15), synced: true)) == ["earlier"])
+        #expect(Self.numbers(driver.show([1, 2, 3] + Array(20...25), synced: true)) == ["earlier"])
+    }
+
+    @Test func aMessageTypedAtTheSameMomentElsewhereStillShows() {
+        var driver = Driver()
+        _ = driver.show(Array(20...25), synced: true)
+        #expect(Self.numbers(driver.show(Array(19...25), synced: true)) == ["new message 19"], "6 minutes older")
+    }
+
+    @Test func withoutAReconciledPeerThePageShowsWhenTheSessionStopsWaiting() {
+        var driver = Driver()
+        _ = driver.show([Int](), synced: false)
+        #expect(driver.show([7], synced: false).isEmpty)
+        #expect(driver.feed.isHolding)
+        #expect(Self.numbers(driver.feed.stopWaiting()) == ["page message 7"])
+        #expect(Self.numbers(driver.show([7, 8], synced: false)) == ["new message 8"], "then new ones show")
     }
 
     @Test func theUsersOwnMessageShowsEvenWhileCatchingUp() {

@@ -67,6 +67,28 @@ import DongneTestSupport
         try chat.terminal.keys("/join 서")
         try chat.terminal.press("Tab")
         #expect(await chat.terminal.waitFor { $0.last == "[서울특별시] /join 서울특별시" })
+        try chat.terminal.press("C-u")
+        chat.peer.type("이름을 알려 줄게요")
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasSuffix("이름을 알려 줄게요") } })
+        try chat.terminal.keys("/block 민")
+        try chat.terminal.press("Tab")
+        #expect(await chat.terminal.waitFor { $0.last == "[서울특별시] /block 민지" }, "people's names")
+    }
+
+    @Test func thePromptCountsWhatIsUnreadElsewhereAndAMentionIsMarked() async throws {
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        try chat.terminal.keys("/join 경기도", enter: true)
+        try chat.terminal.keys("/join 서울특별시", enter: true)
+        #expect(await chat.terminal.waitFor { $0.last == "[서울특별시]" && $0.filter { $0.contains("* joined") }.count >= 3 })
+        chat.peer.type("/join 경기도")
+        chat.peer.type("아무도 없나요")
+        #expect(await chat.terminal.waitFor { $0.last == "[서울특별시 | 경기도 1]" })
+        chat.peer.type("준호 씨 있어요?")
+        #expect(await chat.terminal.waitFor { $0.last == "[서울특별시 | 경기도 2@]" })
+        #expect(await chat.terminal.waitFor { $0.contains { $0.contains("mentioned you in 경기도") } })
+        try chat.terminal.keys("/join 경기도", enter: true)
+        #expect(await chat.terminal.waitFor { $0.last == "[경기도]" && $0.contains { $0.hasSuffix("준호 씨 있어요?") } })
     }
 
     @Test func namesAreColouredOnATerminalAndNotWithNoColor() async throws {
