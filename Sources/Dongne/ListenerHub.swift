@@ -263,6 +263,12 @@ actor ListenerHub {
         refresh(channels: [channel])
     }
 
+    /// Forgets that a channel was reconciled (it was left): joined again, it is from the cache until a peer
+    /// hands it over again.
+    func forgetReconciled(_ channel: ChannelID) {
+        reconciledChannels.remove(channel)
+    }
+
     /// Whether a channel has not been reconciled with a peer yet.
     func isFromCache(_ channel: ChannelID) -> Bool { !reconciledChannels.contains(channel) }
 

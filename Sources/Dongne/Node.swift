@@ -193,6 +193,7 @@ public final class Node: Sendable {
     /// Leaves a channel: it stays in the list only if a `channel` document names it. Its messages stay stored.
     public func leave(_ channel: Channel) async throws {
         try await store.leave(channel.id)
+        await hub.forgetReconciled(channel.id)
         await hub.refresh(channels: [channel.id])
         await network.get()?.announceChannels()
     }

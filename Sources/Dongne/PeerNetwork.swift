@@ -367,6 +367,7 @@ actor PeerNetwork {
             case .wake(let at): schedule(at)
             case .delivered(let ids, let peer):
                 owner?.acknowledged(ids)
+                carryOut(reconciliation.handle(.delivered(ids, to: peer)))
                 offerMore(to: peer)
             }
         }

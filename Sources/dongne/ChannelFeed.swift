@@ -5,26 +5,29 @@ import Dongne
 /// ``Item``s out; the session prints them or counts them as unread.
 ///
 /// The rules, each for a reason a person would notice:
-/// - While the channel has not been reconciled with a peer (`isFromCache`), what arrives waits: a first-time
-///   joiner's catch-up brings messages and the reports or retractions that hide them in any order, from any
-///   peer, and nothing hidden may show in between. The page shows once a peer has handed over everything it
-///   has (its `reconciled`), with the derived state applied; a channel this node already holds messages of
-///   shows them at once. The user's own messages never wait.
-/// - Should no peer ever say `reconciled` (one that does not reconcile, or none that carries the channel),
-///   the page shows once arrivals have been quiet for ``quietCatchUp``: the wait is bounded.
+/// - While the channel has not been reconciled with a peer (`isFromCache`), other people's arrivals wait: a
+///   catch-up brings messages and the reports or retractions that hide them in any order, from any peer, and
+///   nothing hidden may show in between. They show once a peer has handed over everything it has (its
+///   `reconciled`), with the derived state applied. A channel this node holds messages of while no peer is
+///   connected shows them at once (nothing can be on its way); the user's own messages never wait.
+/// - The wait is bounded: should no peer ever say `reconciled` (one that does not reconcile, or none that
+///   carries the channel), the session calls ``stopWaiting()`` after a quiet moment (``quietCatchUp``), and at
+///   the latest after ``longestWait``.
 /// - Once shown, a message arriving after the newest one shown is new and shows, and so does one a little
-///   older (messages typed at the same moment on two machines, a sender whose clock is a few minutes behind);
-///   one older than the newest shown by more than ``lateTolerance`` (a late catch-up from a peer met later, a
+///   older (typed at the same moment on another machine, or by a sender whose clock is a few minutes behind).
+///   One older than the newest shown by more than ``lateTolerance`` (a late catch-up from a peer met later, a
 ///   healed partition) would print far out of order, so it is announced once, for `/history`.
 /// - A message leaving the window because newer ones pushed it out, or coming back into it from below, says
-///   nothing; one leaving it because it was hidden says so, if it was shown.
+///   nothing; one leaving it because it was hidden says so, if it was shown. Nothing shows twice.
 struct ChannelFeed {
     /// How many of the newest messages the live window holds, and a page shows.
     static let pageSize = 20
     /// How much older than the newest message shown an arrival may be and still show as new (milliseconds).
     static let lateTolerance: UInt64 = 10 * 60 * 1_000
-    /// How long arrivals must be quiet while no peer said `reconciled` before the page shows anyway.
+    /// How long arrivals must be quiet while no peer said `reconciled` before what waits shows anyway.
     static let quietCatchUp = Duration.seconds(3)
+    /// The longest anything waits for `reconciled`, however busy the channel.
+    static let longestWait = Duration.seconds(15)
 
     /// What a snapshot means for the screen.
     enum Item: Equatable {
@@ -45,61 +48,33 @@ struct ChannelFeed {
     /// The channel's name.
     let name: ChannelName
     private let me: PublicKey
+    /// Whether messages the first snapshot holds may show before `reconciled` (no peer was connected).
+    private let showsStoredAtOnce: Bool
     private(set) var window: [MessageSnapshot] = []
     private(set) var isReady = false
     private var isSynced = false
+    private var stoppedWaiting = false
     /// The newest message shown or counted as new.
     private(set) var newest: SortKey?
+    /// The report count of every message shown, as shown (kept for the window's messages).
     private var reportCounts: [DocumentID: Int] = [:]
+    /// The messages handed to the session, shown or counted as unread (kept for the window's messages).
+    private var given: Set<DocumentID> = []
     private var saidEarlierArrived = false
     private var hadSnapshot = false
 
-    init(name: ChannelName, me: PublicKey) {
+    init(name: ChannelName, me: PublicKey, showsStoredAtOnce: Bool) {
         self.name = name
         self.me = me
+        self.showsStoredAtOnce = showsStoredAtOnce
     }
 
-    /// The items a snapshot of the live window brings; `silent` are authors just blocked or unblocked, whose
-    /// messages leave or come back with one notice of the command's, not a line each.
-    mutating func apply(_ snapshot: QuerySnapshot<MessageSnapshot>, silent: Set<PublicKey>) -> [Item] {
-        let previous = window
-        let isFirst = !hadSnapshot
-        hadSnapshot = true
-        window = snapshot.documents
-        let wasSynced = isSynced
-        isSynced = !snapshot.metadata.isFromCache
-        var items: [Item] = []
-        var fresh: [MessageSnapshot] = []
-        let previousFloor = previous.count >= Self.pageSize ? previous.first?.position : nil
-        for change in snapshot.documentChanges {
-            let message = change.document
-            switch change.type {
-            case .added:
-                if isNew(message) {
-                    fresh.append(message)
-                } else if isReady, !silent.contains(message.author), !isReentry(message, floor: previousFloor),
-                    isSynced, !saidEarlierArrived
-                {
-                    saidEarlierArrived = true
-                    items.append(.earlierArrived)
-                }
-            case .removed:
-                if !silent.contains(message.author), !isEviction(message), reportCounts[message.id] != nil {
-                    reportCounts[message.id] = nil
-                    items.append(.hidden(message))
-                }
-            case .modified:
-                items += modifications(message, before: previous.first { $0.id == message.id })
-            }
-        }
-        if !isReady {
-            if isSynced || (isFirst && !window.isEmpty) { return becomeReady() + items }
-            return newItems(fresh) + items  // only the user's own, while catching up
-        }
-        if isSynced && !wasSynced {  // what waited while catching up
-            fresh += window.filter { isNew($0) && !fresh.contains($0) }
-        }
-        return newItems(fresh) + items
+    /// Whether other people's messages may show now (the channel is reconciled, or waiting stopped).
+    private var mayShowOthers: Bool { isSynced || stoppedWaiting }
+
+    /// Whether other people's messages are waiting for the channel to be reconciled.
+    var isHolding: Bool {
+        !mayShowOthers && window.contains { $0.author != me && reportCounts[$0.id] == nil }
     }
 
     /// What may show of the window now: all of it once ready, else what showed already and the user's own.
@@ -107,13 +82,47 @@ struct ChannelFeed {
         isReady ? window : window.filter { reportCounts[$0.id] != nil || $0.author == me }
     }
 
-    /// Whether arrivals are waiting for the channel to be reconciled (the session then waits ``quietCatchUp``
-    /// after the last of them, and calls ``stopWaiting()``).
-    var isHolding: Bool { !isReady && window.contains { $0.author != me } }
+    /// The items a snapshot of the live window brings; `silent` are authors just blocked or unblocked, whose
+    /// messages leave or come back with one notice of the command's, not a line each.
+    mutating func apply(_ snapshot: QuerySnapshot<MessageSnapshot>, silent: Set<PublicKey>) -> [Item] {
+        let previous = window
+        let isFirst = !hadSnapshot
+        let couldShowOthers = mayShowOthers
+        hadSnapshot = true
+        window = snapshot.documents
+        isSynced = !snapshot.metadata.isFromCache
+        let floor = previous.count >= Self.pageSize ? previous.first?.position : nil
+        var items: [Item] = []
+        var fresh: [MessageSnapshot] = []
+        for change in snapshot.documentChanges {
+            switch change.type {
+            case .added: added(change.document, floor: floor, silent: silent, fresh: &fresh, items: &items)
+            case .removed: items += removed(change.document, silent: silent)
+            case .modified: items += modifications(change.document, before: previous.first { $0.id == change.document.id })
+            }
+        }
+        defer { forgetBelowWindow() }
+        if !isReady {
+            let showsStored = isFirst && showsStoredAtOnce && !window.isEmpty
+            return (mayShowOthers || showsStored ? becomeReady() : newItems(fresh)) + items
+        }
+        if mayShowOthers && !couldShowOthers { fresh += waiting(besides: fresh) }
+        return newItems(fresh) + items
+    }
 
-    /// Shows the page without waiting longer for a peer to say `reconciled`.
+    /// What is kept per message is kept for the window's messages only: memory stays bounded however long
+    /// the REPL runs.
+    private mutating func forgetBelowWindow() {
+        let kept = Set(window.map(\.id))
+        given.formIntersection(kept)
+        reportCounts = reportCounts.filter { kept.contains($0.key) }
+    }
+
+    /// Shows what waits without waiting longer for a peer to say `reconciled`.
     mutating func stopWaiting() -> [Item] {
-        isReady ? [] : becomeReady()
+        guard !mayShowOthers else { return [] }
+        stoppedWaiting = true
+        return isReady ? newItems(waiting(besides: [])) : becomeReady()
     }
 
     /// Records that a message was printed (by a page, `/history` or `/more`): its hiding will be said.
@@ -127,18 +136,45 @@ struct ChannelFeed {
 
     // MARK: Rules
 
-    private mutating func becomeReady() -> [Item] {
-        isReady = true
-        if let last = window.last { newest = max(newest ?? last.position, last.position) }
-        return [.page(window.filter { reportCounts[$0.id] == nil })]
+    private mutating func added(
+        _ message: MessageSnapshot, floor: SortKey?, silent: Set<PublicKey>, fresh: inout [MessageSnapshot],
+        items: inout [Item]
+    ) {
+        let isOld = newest.map { message.position <= $0 } ?? false
+        if silent.contains(message.author) && (reportCounts[message.id] != nil || isOld) { return }
+        if isReentry(message, floor: floor) { return }
+        if isNew(message) { return fresh.append(message) }
+        guard isReady, mayShowOthers, !saidEarlierArrived, reportCounts[message.id] == nil else { return }
+        saidEarlierArrived = true
+        items.append(.earlierArrived)
     }
 
-    /// Whether a message shows as new: newer than anything shown, or older by less than ``lateTolerance``;
-    /// the user's own are shown at once, catch-up or not.
+    private mutating func removed(_ message: MessageSnapshot, silent: Set<PublicKey>) -> [Item] {
+        guard reportCounts[message.id] != nil, !silent.contains(message.author), !isEviction(message) else { return [] }
+        reportCounts[message.id] = nil
+        return [.hidden(message)]
+    }
+
+    private mutating func becomeReady() -> [Item] {
+        isReady = true
+        let page = window.filter { !given.contains($0.id) && reportCounts[$0.id] == nil }
+        given.formUnion(page.map(\.id))
+        if let last = window.last { newest = max(newest ?? last.position, last.position) }
+        return [.page(page)]
+    }
+
+    /// The window's messages that wait to show (besides those already picked), in order.
+    private func waiting(besides picked: [MessageSnapshot]) -> [MessageSnapshot] {
+        window.filter { isNew($0) && !picked.contains($0) }
+    }
+
+    /// Whether a message shows as new: not shown yet, and newer than anything shown or older by less than
+    /// ``lateTolerance``; other people's only once they may show.
     private func isNew(_ message: MessageSnapshot) -> Bool {
-        guard isSynced || isReady || message.author == me else { return false }
-        guard let newest, message.position < newest else { return true }
-        return message.created + Self.lateTolerance >= newest.created && reportCounts[message.id] == nil
+        guard !given.contains(message.id), reportCounts[message.id] == nil, mayShowOthers || message.author == me
+        else { return false }
+        guard let newest, message.position <= newest else { return true }
+        return message.created + Self.lateTolerance >= newest.created
     }
 
     /// A message that fell below the window's lowest when the window was full was pushed out, not hidden.
@@ -167,6 +203,7 @@ struct ChannelFeed {
     private mutating func newItems(_ fresh: [MessageSnapshot]) -> [Item] {
         guard !fresh.isEmpty else { return [] }
         let ordered = fresh.sorted { $0.position < $1.position }
+        given.formUnion(ordered.map(\.id))
         if let last = ordered.last { newest = max(newest ?? last.position, last.position) }
         return [.new(ordered)]
     }

@@ -9,12 +9,9 @@ final class CompletionSource: Sendable {
     @Sendable func completions(line: String, word: String) -> [String] {
         session.withLock { $0 }?.completions(line: line, word: word) ?? []
     }
-}
 
-
-extension Mutex {
-    /// Replaces the value.
-    func set(_ value: sending Value) where Value == Session? {
-        withLock { $0 = value }
+    /// Completes from `session` from now on.
+    func use(_ session: Session) {
+        self.session.withLock { $0 = session }
     }
 }

@@ -22,9 +22,18 @@ enum Explanation {
         case .controlCharacter(let field): "the \(noun(field)) holds a control character, which is not allowed"
         case .latitudeOutOfRange(let value): "latitude must be between −90 and 90, not \(value)"
         case .longitudeOutOfRange(let value): "longitude must be between −180 and 180, not \(value)"
-        case .nonFiniteNumber(let field): "the \(field) must be a finite number"
+        case .nonFiniteNumber(let field): "the \(noun(field)) must be a finite number"
         case .channelNameNotNormalized: "that channel name is not written in its normal form"
-        default: "\(error)"
+        case .tooLarge(let size, let limit): "the document is too large: \(size) bytes, at most \(limit)"
+        case .sizeOutOfRange(let field, let size, let range):
+            "the \(noun(field)) has \(size) bytes; it must have \(range.lowerBound) to \(range.upperBound)"
+        case .createdOutOfRange(let created): "the time \(created) is outside what a document may carry"
+        case .messageContentCount: "a message holds exactly one of text, photo or location"
+        case .recipientKeyNotAPoint: "that key cannot receive a direct message (it is not a valid public key)"
+        case .badSignature: "its signature does not match its content"
+        case .encoding, .notAnEnvelope, .unsupportedVersion, .missingField, .unexpectedField, .wrongType,
+            .wrongLength, .channelIDMismatch:
+            "the document is malformed (\(error))"
         }
     }
 

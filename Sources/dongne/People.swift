@@ -17,15 +17,16 @@ enum People {
         let candidates = Set(byFingerprint + byName).sorted()
         if candidates.count == 1 { return .success(candidates[0]) }
         guard candidates.isEmpty else {
-            let list = candidates.map { "\($0.fingerprint.short) (\(known[$0] ?? "?"))" }.joined(separator: ", ")
-            return .failure(CommandError("\(query) could be any of: \(list); use a longer fingerprint prefix"))
+            let list = candidates.map { "\($0.fingerprint.short) (\(VisibleText.name(known[$0] ?? "?")))" }
+                .joined(separator: ", ")
+            return .failure(CommandError("\(VisibleText.name(query)) could be any of: \(list); use a longer fingerprint prefix"))
         }
         if query.count < 4, query.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }),
             known.keys.contains(where: { $0.fingerprint.full.hasPrefix(prefix) })
         {
             return .failure(CommandError("a fingerprint prefix needs at least 4 characters; \(query) has \(query.count)"))
         }
-        return .failure(CommandError("no one known as \(query) (give a name or a fingerprint prefix)"))
+        return .failure(CommandError("no one known as \(VisibleText.name(query)) (give a name or a fingerprint prefix)"))
     }
 
     /// The fingerprint shown beside a name: 8 characters, longer when another known key starts the same way,

@@ -23,11 +23,13 @@ final class Session: Sendable {
         var current: ChannelID?
         /// Per channel, the newest message shown when the user last looked at it.
         var lastSeen: [ChannelID: SortKey] = [:]
+        /// The channels the user has looked at in this session (what arrives in the others is not unread news).
+        var viewed: Set<ChannelID> = []
         var unread: [ChannelID: Int] = [:]
         var mentioned: Set<ChannelID> = []
         var oldestShown: [ChannelID: MessageSnapshot] = [:]
         var lastDay: LocalTime?
-        /// Authors blocked or unblocked in this session: their messages leave and return without a line each.
+        /// Authors being blocked or unblocked: their messages leave and return without a line each.
         var silent: Set<PublicKey> = []
         /// The name each author was last shown with, to announce a change.
         var names: [PublicKey: String] = [:]
@@ -38,13 +40,19 @@ final class Session: Sendable {
         var channelNames: [String] = []
         var channelList: ListenerRegistration?
         var firstSnapshot: [ChannelID: CheckedContinuation<Void, Never>] = [:]
-        /// Per channel, which quiet-period wait is the latest (an arrival starts a new one).
+        /// Per channel, which quiet-period wait is the latest (an arrival, or leaving the channel, starts anew).
         var holdGeneration: [ChannelID: Int] = [:]
+        /// Per channel, since when other people's messages have been waiting for `reconciled`.
+        var holdStarted: [ChannelID: ContinuousClock.Instant] = [:]
     }
+
+    /// `/peers`, `/connect`, `/whoami` and the lines peers' comings and goings print.
+    let peers: PeerCommands
 
     init(node: Node, console: any Console, isJSON: Bool, today: @escaping @Sendable () -> LocalTime?) {
         self.node = node
         self.console = console
+        self.peers = PeerCommands(node: node, console: console)
         self.isJSON = isJSON
         self.today = today
     }
@@ -93,9 +101,9 @@ final class Session: Sendable {
         case .nick(let name):
             try await node.setDisplayName(name)
             console.write(.notice("you are now \(VisibleText.name(name))"))
-        case .whoami: whoami()
-        case .peers: await listPeers()
-        case .connect(let address): connect(address)
+        case .whoami: peers.whoami()
+        case .peers: await peers.list()
+        case .connect(let address): peers.connect(address)
         case .help: Command.helpText.split(separator: "\n").forEach { console.write(.notice(String($0))) }
         case .quit, .nothing: break
         }
@@ -125,7 +133,8 @@ final class Session: Sendable {
         let isNew = state.withLock { $0.feeds[channel.id] == nil }
         console.write(
             ConsoleLine(
-                text: "* joined \(channel.name.value)", event: "joined", fields: ["channel": channel.name.value]))
+                text: "* joined \(VisibleText.channel(channel.name.value))", event: "joined",
+                fields: ["channel": channel.name.value]))
         if isNew { await follow(channel) }
         let hasPeers = await !node.peers().isEmpty
         state.withLock { state in
@@ -142,9 +151,11 @@ final class Session: Sendable {
     private func follow(_ channel: Channel) async {
         let query = channel.messages.whereField(.isActive, isEqualTo: true).order(by: .created)
             .limit(toLast: ChannelFeed.pageSize)
+        // With no peer connected nothing can be on its way: what the store holds may show at once.
+        let alone = await node.peers().isEmpty
         await withCheckedContinuation { continuation in
             state.withLock { state in
-                state.feeds[channel.id] = ChannelFeed(name: channel.name, me: node.publicKey)
+                state.feeds[channel.id] = ChannelFeed(name: channel.name, me: node.publicKey, showsStoredAtOnce: alone)
                 state.firstSnapshot[channel.id] = continuation
             }
             do {
@@ -166,21 +177,19 @@ final class Session: Sendable {
     private func refuseLookAlike(_ name: String) async throws {
         let known = try await node.channels.getDocuments().documents.map(\.name)
         state.withLock { $0.channelNames = known }
-        let folded = Self.folded(name)
-        guard !known.contains(name), let similar = known.first(where: { Self.folded($0) == folded }) else { return }
+        let folded = VisibleText.folded(name)
+        guard !known.contains(name), let similar = known.first(where: { VisibleText.folded($0) == folded }) else { return }
         let confirmed = state.withLock { state in
             defer { state.confirmedLookAlike = name }
             return state.confirmedLookAlike == name
         }
         guard !confirmed else { return }
+        let (shown, other) = (VisibleText.channel(name), VisibleText.channel(similar))
         throw CommandError(
-            "\(name) differs from the channel \(similar) only by case or spacing: /join \(similar) to go there, "
-                + "or /join \(name) again to make a new channel")
+            "\(shown) differs from the channel \(other) only by case, spacing or invisible characters: "
+                + "/join \(other) to go there, or /join \(shown) again to make a new channel")
     }
 
-    private static func folded(_ name: String) -> String {
-        String(name.lowercased().filter { !$0.isWhitespace })
-    }
 
     private func part() async throws {
         let channel = try currentChannel()
@@ -188,6 +197,8 @@ final class Session: Sendable {
         let registration = state.withLock { state -> ListenerRegistration? in
             state.current = nil
             state.feeds[channel.id] = nil
+            state.holdGeneration[channel.id, default: 0] += 1  // a wait still running is for the old feed
+            state.holdStarted[channel.id] = nil
             state.unread[channel.id] = nil
             state.mentioned.remove(channel.id)
             updatePrompt(state)
@@ -195,20 +206,23 @@ final class Session: Sendable {
         }
         registration?.remove()
         console.write(
-            ConsoleLine(text: "* left \(channel.name.value)", event: "parted", fields: ["channel": channel.name.value]))
+            ConsoleLine(
+                text: "* left \(VisibleText.channel(channel.name.value))", event: "parted",
+                fields: ["channel": channel.name.value]))
     }
 
     /// Remembers how far the user read the channel they are leaving, for the "new since" marker.
     private func leaveCurrent(_ state: inout State) {
-        guard let current = state.current, let newest = state.feeds[current]?.newest else { return }
-        state.lastSeen[current] = newest
+        guard let current = state.current else { return }
+        state.viewed.insert(current)
+        if let newest = state.feeds[current]?.newest { state.lastSeen[current] = newest }
     }
 
     /// Prints a channel's page if it is ready, with a marker before what is new since the user last looked.
     private func showPage(of channel: ChannelID, hasPeers: Bool, _ state: inout State) {
         guard let feed = state.feeds[channel] else { return }
         guard feed.isReady || !feed.presentable.isEmpty else {
-            let name = feed.name.value
+            let name = VisibleText.channel(feed.name.value)
             return console.write(
                 .notice(
                     hasPeers
@@ -232,18 +246,27 @@ final class Session: Sendable {
             let items = feed.apply(snapshot, silent: state.silent)
             state.feeds[channel] = feed
             for item in items { show(item, in: channel, &state) }
-            if feed.isHolding { waitForQuiet(in: channel, &state) }
+            if feed.isHolding {
+                waitForQuiet(in: channel, &state)
+            } else {
+                state.holdStarted[channel] = nil
+            }
             return waiting
         }
         waiting?.resume()
     }
 
-    /// Shows a held page once arrivals have been quiet for a while, should no peer ever say `reconciled`.
+    /// Shows what waits once arrivals have been quiet for a while, or have waited the longest a page may,
+    /// should no peer ever say `reconciled`.
     private func waitForQuiet(in channel: ChannelID, _ state: inout State) {
         state.holdGeneration[channel, default: 0] += 1
         let generation = state.holdGeneration[channel]
+        let started = state.holdStarted[channel] ?? .now
+        state.holdStarted[channel] = started
+        let left = ChannelFeed.longestWait - (ContinuousClock.now - started)
+        let delay = max(.zero, min(ChannelFeed.quietCatchUp, left))
         Task { [weak self] in
-            try? await Task.sleep(for: ChannelFeed.quietCatchUp)
+            try? await Task.sleep(for: delay)
             self?.state.withLock { state in
                 guard state.holdGeneration[channel] == generation, var feed = state.feeds[channel] else { return }
                 let items = feed.stopWaiting()
@@ -256,7 +279,13 @@ final class Session: Sendable {
     private func show(_ item: ChannelFeed.Item, in channel: ChannelID, _ state: inout State) {
         let isCurrent = state.current == channel
         switch item {
-        case .page(let messages): if isCurrent { printMessages(messages, in: channel, marker: state.lastSeen[channel], &state) }
+        case .page(let messages):
+            if isCurrent {
+                printMessages(messages, in: channel, marker: state.lastSeen[channel], &state)
+            } else if state.viewed.contains(channel) {  // a page that waited while the user looked elsewhere
+                let mark = state.lastSeen[channel]
+                count(messages.filter { message in mark.map { message.position > $0 } ?? true }, in: channel, &state)
+            }
         case .new(let messages):
             if isCurrent { printMessages(messages, in: channel, marker: nil, live: true, &state) } else { count(messages, in: channel, &state) }
         case .hidden(let message):
@@ -332,21 +361,22 @@ final class Session: Sendable {
     /// Messages in a channel the user is not looking at: counted, and said once when the first arrives.
     private func count(_ messages: [MessageSnapshot], in channel: ChannelID, _ state: inout State) {
         let others = messages.filter { $0.author != node.publicKey }
-        guard !others.isEmpty, let name = state.feeds[channel]?.name.value else { return }
+        guard !others.isEmpty, let raw = state.feeds[channel]?.name.value else { return }
+        let name = VisibleText.channel(raw)
         let before = state.unread[channel] ?? 0
         state.unread[channel] = before + others.count
         if before == 0 {
             console.write(
                 ConsoleLine(
                     text: "* new messages in \(name) (/join \(name) to read them)", event: "activity",
-                    fields: ["channel": name, "unread": before + others.count]))
+                    fields: ["channel": raw, "unread": before + others.count]))
         }
         for message in others where mentionsMe(message) && !state.mentioned.contains(channel) {
             state.mentioned.insert(channel)
             console.write(
                 ConsoleLine(
                     text: "* \(VisibleText.name(message.senderName)) mentioned you in \(name)", event: "mention",
-                    fields: ["channel": name, "id": message.id.hex]))
+                    fields: ["channel": raw, "id": message.id.hex]))
         }
         updatePrompt(state)
     }
@@ -359,9 +389,10 @@ final class Session: Sendable {
 
     /// The prompt: the current channel, then the others with unread messages (`@`: you were mentioned there).
     private func updatePrompt(_ state: State) {
-        let current = state.current.flatMap { state.feeds[$0]?.name.value }
+        let current = state.current.flatMap { state.feeds[$0]?.name.value }.map(VisibleText.channel)
         let activity = state.unread.compactMap { channel, count -> String? in
-            guard count > 0, let name = state.feeds[channel]?.name.value else { return nil }
+            guard count > 0, let raw = state.feeds[channel]?.name.value else { return nil }
+            let name = VisibleText.channel(raw)
             return "\(name) \(count)" + (state.mentioned.contains(channel) ? "@" : "")
         }.sorted()
         var prompt = "[" + (current ?? "no channel")
@@ -386,7 +417,7 @@ final class Session: Sendable {
             let description = channel.description.map { " — \(VisibleText.body($0))" } ?? ""
             console.write(
                 ConsoleLine(
-                    text: "* \(channel.name)\(suffix)\(description)", event: "channel",
+                    text: "* \(VisibleText.channel(channel.name))\(suffix)\(description)", event: "channel",
                     fields: [
                         "channel": channel.name, "joined": channel.isJoined, "current": channel.id == current,
                         "unread": unread[channel.id] ?? 0,
@@ -399,7 +430,7 @@ final class Session: Sendable {
         let posters = try channel.posters()
         let connected = Set(await node.peers().map(\.identity))
         let known = knownKeys()
-        if posters.isEmpty { console.write(.notice("no one has posted in \(channel.name.value) yet")) }
+        if posters.isEmpty { console.write(.notice("no one has posted in \(VisibleText.channel(channel.name.value)) yet")) }
         let sorted = posters.sorted { ($0.value.lowercased(), $0.key) < ($1.value.lowercased(), $1.key) }
         for (key, name) in sorted {
             let fingerprint = People.displayedFingerprint(of: key, among: known)
@@ -445,6 +476,8 @@ final class Session: Sendable {
         let key = try resolve(query)
         guard key != node.publicKey else { throw CommandError("you cannot block yourself") }
         state.withLock { _ = $0.silent.insert(key) }
+        // The listeners' snapshots of the block are delivered before it returns: later ones speak again.
+        defer { state.withLock { _ = $0.silent.remove(key) } }
         try await node.block(key)
         let name = VisibleText.name(try node.knownAuthors()[key] ?? "?")
         console.write(.notice("blocked \(key.fingerprint.short) (\(name)): their messages are hidden"))
@@ -455,6 +488,7 @@ final class Session: Sendable {
         for key in try node.blockedAuthors() where candidates[key] == nil { candidates[key] = "?" }
         let key = try People.resolve(query, among: candidates).get()
         state.withLock { _ = $0.silent.insert(key) }
+        defer { state.withLock { _ = $0.silent.remove(key) } }
         try await node.unblock(key)
         let name = VisibleText.name(candidates[key] ?? "?")
         console.write(.notice("unblocked \(key.fingerprint.short) (\(name)): /history shows their messages again"))
@@ -470,84 +504,6 @@ final class Session: Sendable {
                     text: "* blocked \(key.fingerprint.short) (\(VisibleText.name(names[key] ?? "?")))", event: "blocked",
                     fields: ["fingerprint": key.fingerprint.short, "name": names[key] ?? ""]))
         }
-    }
-
-    // MARK: Peers
-
-    /// Dials in the background: an address that does not answer must not hold up what is typed next.
-    private func connect(_ address: String) {
-        console.write(.notice("connecting to \(address)"))
-        Task { [node, console] in
-            do { try await node.connect(to: address) } catch { console.write(Explanation.line(for: error)) }
-        }
-    }
-
-    /// Prints a status line whenever a peer joins or leaves, for as long as the node runs.
-    func followPeers() {
-        let events = node.peerEvents
-        Task { [console, node] in
-            for await event in events {
-                let names = (try? node.knownAuthors()) ?? [:]
-                switch event {
-                case .joined(let peer):
-                    console.write(Self.peerLine(peer, names: names, event: "peer-joined", verb: "joined"))
-                case .left(let peer, let reason):
-                    console.write(
-                        Self.peerLine(
-                            peer, names: names, event: "peer-left", verb: "left (\(reason))", extra: ["reason": reason]))
-                case .refused(let address, let reason):
-                    console.write(
-                        ConsoleLine(
-                            text: "* no session with \(address): \(reason)", event: "peer-refused",
-                            fields: ["address": address, "reason": reason]))
-                case .discovery(let line):
-                    console.write(ConsoleLine(text: "* \(line)", event: "dnssd", fields: ["message": line]))
-                }
-            }
-        }
-    }
-
-    private func listPeers() async {
-        let peers = await node.peers()
-        if peers.isEmpty { console.write(.notice("no peers connected")) }
-        let names = (try? node.knownAuthors()) ?? [:]
-        for peer in peers {
-            var verb = "connected"
-            if peer.refused > 0 || peer.rateLimited > 0 || peer.datagramsDropped > 0 {
-                verb +=
-                    "; refused \(peer.refused) documents, slowed \(peer.rateLimited) batches,"
-                    + " dropped \(peer.datagramsDropped) datagrams"
-            }
-            console.write(Self.peerLine(peer, names: names, event: "peer", verb: verb))
-        }
-    }
-
-    private static func peerLine(
-        _ peer: PeerInfo, names: [PublicKey: String], event: String, verb: String,
-        extra: [String: any Sendable] = [:]
-    ) -> ConsoleLine {
-        let name = VisibleText.name(names[peer.identity] ?? "?")
-        let direction = peer.isOutbound ? "to" : "from"
-        return ConsoleLine(
-            text: "* peer \(peer.identity.fingerprint.short) (\(name)) \(verb), \(direction) \(peer.address)",
-            event: event,
-            fields: [
-                "fingerprint": peer.identity.fingerprint.short, "author": Hex.encode(peer.identity.bytes),
-                "name": names[peer.identity] ?? "?", "address": peer.address, "outbound": peer.isOutbound,
-                "refused": peer.refused, "rateLimited": peer.rateLimited, "datagramsDropped": peer.datagramsDropped,
-            ].merging(extra) { first, _ in first })
-    }
-
-    private func whoami() {
-        console.write(
-            ConsoleLine(
-                text: "* you are \(VisibleText.name(node.displayName)) (\(node.publicKey.fingerprint.short))",
-                event: "whoami",
-                fields: [
-                    "name": node.displayName, "fingerprint": node.publicKey.fingerprint.full,
-                    "author": Hex.encode(node.publicKey.bytes),
-                ]))
-        console.write(.notice("fingerprint \(node.publicKey.fingerprint.grouped)"))
     }
 
     // MARK: Completion

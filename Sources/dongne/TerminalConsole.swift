@@ -1,26 +1,30 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// The REPL on a terminal: our own line editor (``LineEditor``) edits the line being typed, with history,
 /// completion and bracketed paste, and output from anywhere is printed above it without breaking it.
 ///
 /// One thread owns the terminal: it waits in `poll` on standard input and on a pipe that other threads write
-/// to when they have output (or the window was resized). Keys go to the editor; queued output is printed after
-/// clearing the one row the line being typed takes, which is then drawn again. No C library keeps state for
-/// it: a line of any length costs the editor its bytes, and nothing else.
+/// to when they have output (or the window was resized, or a SIGTERM or SIGHUP asks the REPL to end). Keys go
+/// to the editor; queued output is printed after clearing the one row the line being typed takes, which is
+/// then drawn again. No C library keeps state for it: a line of any length costs the editor its bytes, and
+/// nothing else.
 ///
 /// (It replaced libedit's readline interface, which corrupted the heap on long lines: its `rl_line_buffer`
 /// keeps pointing at a conversion buffer that `ct_encode_string` has reallocated, and every key then writes a
 /// terminating zero through the stale pointer — from about 3,070 bytes of ASCII or 340 Hangul syllables on.)
-final class TerminalConsole: Console, @unchecked Sendable {
-    private let lock = NSLock()
-    private var pending: [ConsoleLine] = []
-    private var prompt = "> "
+final class TerminalConsole: Console, Sendable {
+    private struct Shared {
+        var pending: [ConsoleLine] = []
+        var prompt = "> "
+        var stopping = false
+    }
+
+    private let shared = Mutex(Shared())
     private let wake: (read: Int32, write: Int32)
     private let colors: Bool
-    private var stopping = false
     private let finished = DispatchSemaphore(value: 0)
-    private var resize: (any DispatchSourceSignal)?
     /// What Tab completes the word before the cursor with: the whole line and that word in, candidates out.
     private let completions: @Sendable (_ line: String, _ word: String) -> [String]
 
@@ -36,24 +40,24 @@ final class TerminalConsole: Console, @unchecked Sendable {
 
     /// Prints what is still queued, gives the terminal back in its normal mode, and ends the terminal thread.
     func finish() {
-        lock.withLock { stopping = true }
+        shared.withLock { $0.stopping = true }
         signal()
         _ = finished.wait(timeout: .now() + 5)
     }
 
     func write(_ line: ConsoleLine) {
-        lock.withLock { pending.append(line) }
+        shared.withLock { $0.pending.append(line) }
         signal()
     }
 
     func flush() {}
 
     func setPrompt(_ prompt: String) {
-        lock.withLock { self.prompt = prompt }
+        shared.withLock { $0.prompt = prompt }
         signal()
     }
 
-    /// The lines the user enters, until end of input (Ctrl-D on an empty line).
+    /// The lines the user enters, until end of input (Ctrl-D on an empty line, SIGTERM or SIGHUP).
     func lines() -> AsyncStream<String> {
         AsyncStream { continuation in
             let thread = Thread { [self] in
@@ -75,20 +79,24 @@ final class TerminalConsole: Console, @unchecked Sendable {
     private func runEditor(_ deliver: (String) -> Void) {
         let terminal = RawTerminal()
         guard terminal.enter() else { return }
-        defer { terminal.leave() }
-        watchResizes()
+        let signals = watchSignals()
+        defer {
+            signals.forEach { $0.cancel() }
+            terminal.leave()
+        }
         var screen = Screen(colors: colors)
         var descriptors = [
             pollfd(fd: 0, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
         ]
         var input = [UInt8](repeating: 0, count: 4_096)
         while true {
-            screen.prompt = lock.withLock { prompt }
+            screen.prompt = shared.withLock { $0.prompt }
             screen.draw(output: takeOutput())
-            if lock.withLock({ stopping }) { return screen.clearLine() }
+            if shared.withLock({ $0.stopping }) { return screen.clearLine() }
             if poll(&descriptors, 2, -1) < 0 { continue }  // EINTR: a signal arrived
             guard descriptors[0].revents != 0 else { continue }
             let count = read(0, &input, input.count)
+            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
             guard count > 0 else { return screen.clearLine() }  // the terminal is gone
             for key in screen.decoder.keys(from: input[..<count]) {
                 guard run(screen.editor.handle(key), on: &screen, deliver) else { return screen.clearLine() }
@@ -119,19 +127,27 @@ final class TerminalConsole: Console, @unchecked Sendable {
     private func takeOutput() -> [ConsoleLine] {
         var drained = [UInt8](repeating: 0, count: 256)
         while read(wake.read, &drained, drained.count) > 0 {}
-        return lock.withLock {
-            defer { pending.removeAll() }
-            return pending
+        return shared.withLock { shared in
+            defer { shared.pending.removeAll() }
+            return shared.pending
         }
     }
 
-    /// A resize redraws the line for the new width (the terminal thread reads the width when it draws).
-    private func watchResizes() {
-        Glibc.signal(SIGWINCH, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGWINCH)
-        source.setEventHandler { [weak self] in self?.signal() }
-        source.resume()
-        resize = source
+    /// A resize redraws the line for the new width (the terminal thread reads the width when it draws); SIGTERM
+    /// and SIGHUP end the REPL as Ctrl-D does, so that the terminal is given back in its normal mode.
+    private func watchSignals() -> [any DispatchSourceSignal] {
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGWINCH, SIGTERM, SIGHUP] {
+            Glibc.signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number)
+            source.setEventHandler { [weak self] in
+                if number != SIGWINCH { self?.shared.withLock { $0.stopping = true } }
+                self?.signal()
+            }
+            source.resume()
+            sources.append(source)
+        }
+        return sources
     }
 }
 
@@ -142,14 +158,20 @@ private struct Screen {
     var prompt = "> "
     let colors: Bool
 
-    /// Prints `output` above the line being typed, then draws the line.
+    /// Prints `output` above the line being typed, each line in rows of the terminal's width (continuation
+    /// rows marked), then draws the line.
     func draw(output: [ConsoleLine]) {
         var text = ""
+        let columns = RawTerminal.columns
         if !output.isEmpty {
-            text += "\r\u{1B}[2K" + output.map { (colors ? $0.colored : $0.text) + "\n" }.joined()
+            let lines = output.flatMap {
+                (colors ? $0.colored : $0.text).split(separator: "\n", omittingEmptySubsequences: false)
+            }
+            let rows = lines.flatMap { RowWrap.rows(String($0), columns: columns) }
+            text += "\r\u{1B}[2K" + rows.map { $0 + "\n" }.joined()
         }
         text += EditLineView.render(
-            prompt: prompt, characters: editor.characters, cursor: editor.cursor, columns: RawTerminal.columns)
+            prompt: prompt, characters: editor.characters, cursor: editor.cursor, columns: columns)
         RawTerminal.write(text)
     }
 

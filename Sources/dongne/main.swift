@@ -45,7 +45,7 @@ let completer = CompletionSource()
 let terminal = interactive ? TerminalConsole(colors: colors, completions: completer.completions) : nil
 let console: any Console = terminal ?? StreamConsole(json: options.json)
 let session = Session(node: node, console: console, isJSON: options.json, today: today)
-completer.session.set(session)
+completer.use(session)
 console.write(
     ConsoleLine(
         text: "* dongne: you are \(node.displayName) (\(node.publicKey.fingerprint.short)); /help lists the commands",
@@ -57,7 +57,7 @@ console.write(
 if let address = node.listeningAddress {
     console.write(ConsoleLine(text: "* listening on \(address)", event: "listening", fields: ["address": address]))
 }
-session.followPeers()
+session.peers.follow()
 await session.followJoinedChannels()
 if let channel = options.channel { _ = await session.handle("/join \(channel)") }
 for await line in terminal?.lines() ?? PipedInput.lines() {

@@ -82,6 +82,24 @@ import Testing
         #expect(end.handle(.peerChannels(PeerID(1), theirs: [Self.channel], joined: [Self.channel])).isEmpty)
     }
 
+    @Test func theOfferedDocumentsAcknowledgedAreEnoughWhateverElseIsInFlight() {
+        var pair = Pair(stores: [Self.items(0..<50), []])
+        pair.deliversOffers = false
+        pair.run(pair.ends[0].handle(.peerChannels(PeerID(1), theirs: [Self.channel], joined: [Self.channel])), at: 0)
+        pair.run(pair.ends[0].handle(.delivered(Array(pair.offered[0].prefix(49)), to: PeerID(1))), at: 0)
+        #expect(pair.reconciled == [[], []], "one offered document is still on its way")
+        pair.run(pair.ends[0].handle(.delivered(Array(pair.offered[0].suffix(1)), to: PeerID(1))), at: 0)
+        #expect(pair.reconciled == [[], [Self.channel]])
+    }
+
+    @Test func aChannelLeftAndJoinedAgainIsReconciledAgain() {
+        var pair = Pair(stores: [Self.items(0..<5), Self.items(0..<5)])
+        pair.run(pair.ends[0].handle(.peerChannels(PeerID(1), theirs: [Self.channel], joined: [Self.channel])), at: 0)
+        #expect(pair.reconciled == [[], [Self.channel]])
+        #expect(pair.ends[0].handle(.joinedChanged([])).isEmpty)
+        #expect(pair.ends[0].handle(.joinedChanged([Self.channel])) == [.loadItems(Self.channel, for: PeerID(1), answering: nil)])
+    }
+
     @Test func aPeerWithNothingToOfferSaysReconciledAtOnce() {
         var pair = Pair(stores: [[], Self.items(0..<10)])
         pair.deliversOffers = false

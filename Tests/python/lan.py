@@ -67,14 +67,7 @@ class Lan:
 
     def wait_for(self, host, predicate, timeout=20):
         """The first output line of `host` satisfying `predicate`, waiting up to `timeout` seconds."""
-        end = time.monotonic() + timeout
-        while True:
-            for line in self.lines(host):
-                if predicate(line):
-                    return line
-            if time.monotonic() > end:
-                raise AssertionError(f"h{host}: no such line within {timeout} s; last: {self.lines(host)[-3:]}")
-            time.sleep(0.05)
+        return self.first_after(host, 0, predicate, timeout)[1]
 
     def wait_until(self, condition, timeout, what):
         end = time.monotonic() + timeout
@@ -106,12 +99,16 @@ class Lan:
 
     def wait_for_after(self, host, mark, predicate, timeout=20):
         """The index of the first output line after `mark` satisfying `predicate`."""
+        return self.first_after(host, mark, predicate, timeout)[0]
+
+    def first_after(self, host, mark, predicate, timeout):
+        """The first output line after `mark` satisfying `predicate`, and its index, from one reading."""
         deadline = time.monotonic() + timeout
         while True:
             lines = self.lines(host)
             for index in range(mark, len(lines)):
                 if predicate(lines[index]):
-                    return index
+                    return index, lines[index]
             if time.monotonic() > deadline:
                 raise AssertionError(f"h{host}: no such line within {timeout} s; last: {lines[-3:]}")
             time.sleep(0.05)

@@ -31,7 +31,10 @@ public struct ReconciliationInstance: Sendable {
         case itemsLoaded(ChannelID, for: PeerID, answering: [UInt8]?, items: [NegentropyItem])
         /// The peer's gossip queue holds this many documents.
         case queueLength(Int, of: PeerID)
-        /// The peer acknowledged every document gossip had for it: nothing offered is still on its way.
+        /// The peer acknowledged these documents.
+        case delivered([DocumentID], to: PeerID)
+        /// The peer acknowledged every document gossip had for it: nothing offered is still on its way (also
+        /// what gossip dropped from an overflowing queue, which is no longer coming).
         case allDelivered(PeerID)
         /// The session is gone.
         case disconnected(PeerID)
@@ -63,8 +66,8 @@ public struct ReconciliationInstance: Sendable {
     private var toOffer: [PeerID: [DocumentID]] = [:]
     /// Peers whose last chunk may still fill their gossip queue: the next waits for ``Event/queueLength(_:of:)``.
     private var awaitingRoom: Set<PeerID> = []
-    /// Peers with offered documents not yet acknowledged.
-    private var undelivered: Set<PeerID> = []
+    /// Per peer, the offered documents it has not acknowledged yet.
+    private var undelivered: [PeerID: Set<DocumentID>] = [:]
     /// Channels whose reconciliation ended, to be told `reconciled` once what was offered is delivered.
     private var owedReconciled: [PeerID: [ChannelID]] = [:]
     /// The channels each peer said it carries.
@@ -85,14 +88,9 @@ public struct ReconciliationInstance: Sendable {
         switch event {
         case .peerChannels(let peer, let theirs, let joined):
             theirChannels[peer] = Set(theirs)
-            return Set(theirs).intersection(joined).subtracting(begun[peer, default: []]).sorted().flatMap {
-                start($0, with: peer)
-            }
+            return startShared(with: peer, joined: joined)
         case .joinedChanged(let joined):
-            return theirChannels.keys.sorted().flatMap { peer in
-                theirChannels[peer, default: []].intersection(joined).subtracting(begun[peer, default: []]).sorted()
-                    .flatMap { start($0, with: peer) }
-            }
+            return theirChannels.keys.sorted().flatMap { startShared(with: $0, joined: joined) }
         case .start(let channel, let peer):
             return start(channel, with: peer)
         case .received(let message, let peer):
@@ -103,20 +101,33 @@ public struct ReconciliationInstance: Sendable {
             guard length < Self.chunk else { return [] }
             awaitingRoom.remove(peer)
             return offerMore(to: peer)
+        case .delivered(let ids, let peer):
+            guard undelivered[peer] != nil else { return [] }
+            undelivered[peer]?.subtract(ids)
+            if undelivered[peer]?.isEmpty == true { undelivered[peer] = nil }
+            return settleOwed(with: peer)
         case .allDelivered(let peer):
-            undelivered.remove(peer)
+            undelivered[peer] = nil
             return settleOwed(with: peer)
         case .disconnected(let peer):
             running[peer] = nil
             starting[peer] = nil
             toOffer[peer] = nil
             awaitingRoom.remove(peer)
-            undelivered.remove(peer)
+            undelivered[peer] = nil
             owedReconciled[peer] = nil
             theirChannels[peer] = nil
             begun[peer] = nil
             return []
         }
+    }
+
+    /// Starts every channel both ends carry that was not reconciled with the peer since both carried it: a
+    /// channel one end left and joined again is reconciled again.
+    private mutating func startShared(with peer: PeerID, joined: [ChannelID]) -> [Directive] {
+        let shared = theirChannels[peer, default: []].intersection(joined)
+        begun[peer] = begun[peer, default: []].intersection(shared)
+        return shared.subtracting(begun[peer, default: []]).sorted().flatMap { start($0, with: peer) }
     }
 
     private mutating func start(_ channel: ChannelID, with peer: PeerID) -> [Directive] {
@@ -182,7 +193,7 @@ public struct ReconciliationInstance: Sendable {
 
     /// Says `reconciled` for every finished channel once nothing offered to the peer is left to deliver.
     private mutating func settleOwed(with peer: PeerID) -> [Directive] {
-        guard toOffer[peer] == nil, !undelivered.contains(peer), let owed = owedReconciled.removeValue(forKey: peer)
+        guard toOffer[peer] == nil, undelivered[peer] == nil, let owed = owedReconciled.removeValue(forKey: peer)
         else { return [] }
         return owed.map { .send(.reconciled($0), to: peer) }
     }
@@ -194,7 +205,7 @@ public struct ReconciliationInstance: Sendable {
         let chunk = Array(queue.prefix(Self.chunk))
         queue.removeFirst(chunk.count)
         toOffer[peer] = queue.isEmpty ? nil : queue
-        undelivered.insert(peer)
+        undelivered[peer, default: []].formUnion(chunk)
         return [.offer(chunk, to: peer)]
     }
 }

@@ -31,13 +31,37 @@ enum VisibleText {
         for scalar in name.unicodeScalars {
             let hidden =
                 isControl(scalar) || isDirectional(scalar) || isSeparator(scalar)
-                || scalar.properties.generalCategory == .format
+                || scalar.properties.generalCategory == .format || scalar.properties.isDefaultIgnorableCodePoint
                 || (scalar.properties.isWhitespace && scalar != " ")
             result += hidden ? escaped(scalar) : String(scalar)
         }
         let structural = result.contains { "():\"#*!<>".contains($0) }
         let padded = result.first == " " || result.last == " " || result.isEmpty
         return structural || padded ? "\"" + result.replacingOccurrences(of: "\"", with: "\\\"") + "\"" : result
+    }
+
+    /// A channel name: every invisible or zero-width character and direction override shown as `<U+XXXX>`
+    /// (a name's spaces are its own, so it is not quoted).
+    static func channel(_ name: String) -> String {
+        var result = ""
+        for scalar in name.unicodeScalars {
+            let hidden =
+                isControl(scalar) || isDirectional(scalar) || isSeparator(scalar)
+                || scalar.properties.generalCategory == .format || scalar.properties.isDefaultIgnorableCodePoint
+            result += hidden ? escaped(scalar) : String(scalar)
+        }
+        return result
+    }
+
+    /// What is left of a channel name when case, spacing and invisible characters are set aside: two names
+    /// that fold alike look alike.
+    static func folded(_ name: String) -> String {
+        String(
+            String.UnicodeScalarView(
+                name.lowercased().unicodeScalars.filter {
+                    !$0.properties.isWhitespace && !$0.properties.isDefaultIgnorableCodePoint
+                        && $0.properties.generalCategory != .format
+                }))
     }
 
     /// The lines of a multi-line text, every one after the first marked as a continuation, so that none can

@@ -33,7 +33,12 @@ struct KeyDecoder {
         let first = bytes[bytes.startIndex]
         switch first {
         case 0x1B: return escape(bytes)
-        case 0x0D, 0x0A: return (isPasting ? .text("\n") : .enter, 1)
+        case 0x0D:
+            guard isPasting else { return (.enter, 1) }
+            let next = bytes.index(after: bytes.startIndex)
+            guard next < bytes.endIndex else { return nil }  // a line feed may follow: CR LF is one line break
+            return (.text("\n"), bytes[next] == 0x0A ? 2 : 1)
+        case 0x0A: return (isPasting ? .text("\n") : .enter, 1)
         case 0x09: return (isPasting ? .text("\t") : .tab, 1)
         case 0x7F, 0x08: return (isPasting ? nil : .backspace, 1)
         case 0x17: return (isPasting ? nil : .deleteWordBack, 1)
@@ -83,9 +88,11 @@ struct KeyDecoder {
     /// ESC [ parameters final: the final byte is the first one from 0x40 to 0x7E.
     private mutating func controlSequence(_ bytes: ArraySlice<UInt8>) -> (Key?, Int)? {
         let body = bytes.dropFirst(2)
-        guard let end = body.firstIndex(where: { (0x40...0x7E).contains($0) }) else {
+        guard let end = body.firstIndex(where: { !(0x20...0x3F).contains($0) }) else {
             return bytes.count > Self.longestSequence ? (nil, bytes.count) : nil
         }
+        // Not a sequence after all (text, or a lone Escape before "["): drop only the Escape, keep the rest.
+        guard (0x40...0x7E).contains(bytes[end]) else { return (nil, 1) }
         let length = end - bytes.startIndex + 1
         let parameters = String(decoding: body[..<end], as: UTF8.self)
         let final = bytes[end]

@@ -11,21 +11,29 @@ import Testing
     static let me = SigningKey(seed: [UInt8](repeating: 0x41, count: 32))!.publicKey
     static let other = SigningKey(seed: [UInt8](repeating: 0x42, count: 32))!.publicKey
 
-    static func message(_ number: Int, by author: PublicKey = other, pending: Bool = false) -> MessageSnapshot {
+    /// Message `number`, created `number` steps of `spacing` milliseconds (a minute) after a fixed moment.
+    static func message(
+        _ number: Int, by author: PublicKey = other, pending: Bool = false, spacing: UInt64 = 60_000
+    ) -> MessageSnapshot {
         let id = DocumentID(Array(repeating: UInt8(number % 256), count: 31) + [UInt8(number / 256)])!
         return MessageSnapshot(
-            id: id, author: author, created: 1_796_142_840_000 + UInt64(number) * 60_000,
+            id: id, author: author, created: 1_796_142_840_000 + UInt64(number) * spacing,
             message: Message(channel: seoul.id, senderName: "준호", content: .text("message \(number)")),
             reportCount: 0, isActive: true, metadata: SnapshotMetadata(hasPendingWrites: pending, isFromCache: false))
     }
 
     /// Feeds a window (the last page) to the feed as the listener would: the changes from the previous one.
     struct Driver {
-        var feed = ChannelFeed(name: ChannelFeedTests.seoul, me: ChannelFeedTests.me)
+        var feed: ChannelFeed
         var window: [MessageSnapshot] = []
+        var spacing: UInt64 = 60_000
+
+        init(alone: Bool = true) {
+            feed = ChannelFeed(name: ChannelFeedTests.seoul, me: ChannelFeedTests.me, showsStoredAtOnce: alone)
+        }
 
         mutating func show(_ numbers: [Int], synced: Bool) -> [ChannelFeed.Item] {
-            show(messages: numbers.map { ChannelFeedTests.message($0) }, synced: synced)
+            show(messages: numbers.map { ChannelFeedTests.message($0, spacing: spacing) }, synced: synced)
         }
 
         mutating func show(messages: [MessageSnapshot], synced: Bool) -> [ChannelFeed.Item] {
@@ -78,10 +86,34 @@ import Testing
         #expect(page.last?.content.text == "message 30")
     }
 
-    @Test func aChannelWithStoredMessagesShowsThemAtOnce() {
+    @Test func aChannelWithStoredMessagesShowsThemAtOnceWhenNoPeerIsConnectedAndNothingTwice() {
         var driver = Driver()
         let items = Self.numbers(driver.show([1, 2, 3], synced: false))
         #expect(items == ["page message 1,message 2,message 3"])
+        #expect(driver.show([1, 2, 3], synced: true).isEmpty, "reconciled later: nothing prints again")
+    }
+
+    @Test func withPeersConnectedEvenTheFirstSnapshotWaitsForReconciled() {
+        var driver = Driver(alone: false)
+        #expect(driver.show([1, 2, 3], synced: false).isEmpty, "a catch-up may have brought them already")
+        #expect(Self.numbers(driver.show([1, 3], synced: true)) == ["page message 1,message 3"])
+    }
+
+    @Test func afterThePageOthersArrivalsStillWaitWhileTheChannelIsNotReconciled() {
+        var driver = Driver()
+        _ = driver.show([1, 2], synced: false)
+        #expect(driver.show([1, 2, 3, 4], synced: false).isEmpty, "held: their reports may be on their way")
+        #expect(driver.feed.isHolding)
+        #expect(Self.numbers(driver.show([1, 2, 4], synced: true)) == ["new message 4"], "3 was hidden meanwhile")
+    }
+
+    @Test func stoppingTheWaitShowsWhatWaitedOnce() {
+        var driver = Driver()
+        _ = driver.show([1], synced: false)
+        _ = driver.show([1, 2], synced: false)
+        #expect(Self.numbers(driver.feed.stopWaiting()) == ["new message 2"])
+        #expect(driver.feed.stopWaiting().isEmpty)
+        #expect(driver.show([1, 2], synced: true).isEmpty, "nothing twice")
     }
 
     @Test func newMessagesShowOnceAndPushedOutOnesSayNothing() {
@@ -93,6 +125,7 @@ import Testing
 
     @Test func aShownMessageThatIsHiddenSaysSoOnceAndTheOneComingBackFromBelowIsSilent() {
         var driver = Driver()
+        driver.spacing = 1_000  // all within the late tolerance: the one from below must still not print
         _ = driver.show(Array(1...25), synced: true)
         let items = Self.numbers(driver.show(Array(1...15) + Array(17...25), synced: true))
         #expect(items == ["hidden message 16"])
@@ -129,6 +162,7 @@ import Testing
         #expect(Self.numbers(driver.show(messages: [own], synced: false)) == ["new message 50"])
         let later = driver.show(messages: [Self.message(1), own], synced: true)
         #expect(Self.numbers(later) == ["page message 1"], "the page, without what was shown already")
+        #expect(driver.show(messages: [Self.message(1), own], synced: true).isEmpty)
     }
 }
 

@@ -28,6 +28,32 @@ import Testing
     }
 }
 
+/// Channel names and long lines, as the terminal shows them.
+@Suite struct ChannelNameAndRowTests {
+    @Test func channelNamesShowTheirInvisibleCharactersAndLookAlikesFoldTogether() {
+        #expect(VisibleText.channel("서울특별시 종로구") == "서울특별시 종로구")
+        #expect(VisibleText.channel("서울\u{200B}특별시") == "서울<U+200B>특별시")
+        #expect(VisibleText.channel("\u{202E}서울") == "<U+202E>서울")
+        for lookAlike in ["서울 특별시", "서울\u{200B}특별시", "서울\u{3164}특별시", "서울\u{2060}특별시"] {
+            #expect(VisibleText.folded(lookAlike) == VisibleText.folded("서울특별시"), "\(lookAlike.unicodeScalars.map(\.value))")
+        }
+        #expect(VisibleText.folded("Busan") == VisibleText.folded("busan"))
+    }
+
+    @Test func aLongLineWrapsOntoMarkedRowsSoPaddingCannotStartAFakeLine() {
+        let padded = "#ab12 17:03 mallory (x1x1x1x1): hi" + String(repeating: " ", count: 46) + "#9 17:03 honest (8tysmd89): send the key"
+        let rows = RowWrap.rows(padded, columns: 80)
+        #expect(rows.count == 2)
+        #expect(rows[1].hasPrefix(VisibleText.continuationMark))
+        #expect(rows.allSatisfy { DisplayWidth.of($0) < 80 })
+    }
+
+    @Test func colourSequencesTakeNoRoom() {
+        let coloured = "\u{1B}[31m" + String(repeating: "가", count: 39) + "\u{1B}[0m"
+        #expect(RowWrap.rows(coloured, columns: 80) == [coloured])
+    }
+}
+
 /// Times with a date when the message is not from today, computed without Foundation's formatters.
 @Suite struct TimestampTests {
     // 2026-12-01 16:34 UTC; TZ is UTC in the test process's children, so compute with the process's own zone.

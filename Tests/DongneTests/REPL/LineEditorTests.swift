@@ -13,6 +13,10 @@ import Testing
         keys(text).map { editor.handle($0) }
     }
 
+    static func press(_ keys: Key..., on editor: inout LineEditor) {
+        for key in keys { _ = editor.handle(key) }
+    }
+
     @Test func bytesSplitInsideACharacterOrASequenceWaitForTheRest() {
         var decoder = KeyDecoder()
         let bytes = Array("가\u{1B}[D".utf8)
@@ -27,8 +31,17 @@ import Testing
     }
 
     @Test func aBracketedPasteKeepsItsLineBreaksAndTabsAsText() {
-        let keys = Self.keys("\u{1B}[200~a\r\nb\tc\u{1B}[201~\r")
-        #expect(keys == [.pasteStart, .text("a"), .text("\n"), .text("\n"), .text("b"), .text("\t"), .text("c"), .pasteEnd, .enter])
+        let keys = Self.keys("\u{1B}[200~a\r\nb\rc\td\u{1B}[201~\r")
+        let expected: [Key] = [
+            .pasteStart, .text("a"), .text("\n"), .text("b"), .text("\n"), .text("c"), .text("\t"), .text("d"),
+            .pasteEnd, .enter,
+        ]
+        #expect(keys == expected, "CR LF is one line break, as CR and LF are")
+    }
+
+    @Test func anEscapeNotFollowedByASequenceLosesNothingTypedAfterIt() {
+        #expect(Self.keys("\u{1B}[가나") == [.text("["), .text("가"), .text("나")])
+        #expect(Self.keys("\u{1B}[12가") == [.text("["), .text("1"), .text("2"), .text("가")])
     }
 
     @Test func invalidUTF8AndUnknownSequencesAreDroppedAndNothingGrowsWithoutBound() {
@@ -60,13 +73,10 @@ import Testing
         _ = Self.typed("hello big world", into: &editor)
         _ = editor.handle(.deleteWordBack)
         #expect(editor.text == "hello big ")
-        _ = editor.handle(.home)
-        _ = editor.handle(.right)
-        _ = editor.handle(.control(11))  // Ctrl-K
+        Self.press(.home, .right, .control(11), on: &editor)  // Ctrl-K
         #expect(editor.text == "h")
         _ = Self.typed("i there", into: &editor)
-        _ = editor.handle(.wordLeft)
-        _ = editor.handle(.control(21))  // Ctrl-U
+        Self.press(.wordLeft, .control(21), on: &editor)  // Ctrl-U
         #expect(editor.text == "there" && editor.cursor == 0)
     }
 
@@ -78,8 +88,7 @@ import Testing
         _ = editor.handle(.up)
         #expect(editor.text == "first")
         #expect(editor.handle(.up) == .bell)
-        _ = editor.handle(.down)
-        _ = editor.handle(.down)
+        Self.press(.down, .down, on: &editor)
         #expect(editor.text == "draft")
     }
 

@@ -5,6 +5,22 @@ import DongneTestSupport
 
 /// The REPL's habits between nodes, through pipes (`--json`), as a program or a script would see them.
 @Suite struct REPLBehaviourTests {
+    /// Two `--json` nodes, 민지 (a) and 준호 (b, which dials a), once their session is up.
+    static func connectedPair() async throws -> (NodeProcess, NodeProcess) {
+        let a = try NodeProcess(name: "민지", extra: [])
+        do {
+            let b = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(try await a.listeningPort())"])
+            guard await b.waitFor({ $0["event"] as? String == "peer-joined" }) else {
+                b.stop()
+                throw CancellationError()
+            }
+            return (a, b)
+        } catch {
+            a.stop()
+            throw error
+        }
+    }
+
     @Test func aDialThatHangsDoesNotHoldUpWhatIsTypedNext() async throws {
         let blackhole = try Blackhole()
         defer { blackhole.close() }
@@ -35,11 +51,8 @@ import DongneTestSupport
     }
 
     @Test func theJSONFormSaysWhenASentMessageIsStoredByAPeer() async throws {
-        let a = try NodeProcess(name: "민지", extra: [])
-        defer { a.stop() }
-        let b = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(try await a.listeningPort())"])
-        defer { b.stop() }
-        #expect(await b.waitFor { $0["event"] as? String == "peer-joined" })
+        let (a, b) = try await Self.connectedPair()
+        defer { [a, b].forEach { $0.stop() } }
         b.type("확인해 주세요")
         #expect(await b.waitFor { $0["text"] as? String == "확인해 주세요" && $0["pending"] as? Bool == true })
         #expect(await b.waitFor { $0["event"] as? String == "acknowledged" && $0["pending"] as? Bool == false })
@@ -54,11 +67,8 @@ import DongneTestSupport
     }
 
     @Test func anotherChannelsActivityIsCountedAndTheMarkerShowsWhatIsNew() async throws {
-        let a = try NodeProcess(name: "민지", extra: [])
-        defer { a.stop() }
-        let b = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(try await a.listeningPort())"])
-        defer { b.stop() }
-        #expect(await b.waitFor { $0["event"] as? String == "peer-joined" })
+        let (a, b) = try await Self.connectedPair()
+        defer { [a, b].forEach { $0.stop() } }
         a.type("/join 경기도")
         b.type("/join 경기도")
         a.type("먼저 온 말")
@@ -79,11 +89,8 @@ import DongneTestSupport
     }
 
     @Test func aNameChangeIsAnnouncedToOthers() async throws {
-        let a = try NodeProcess(name: "민지", extra: [])
-        defer { a.stop() }
-        let b = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(try await a.listeningPort())"])
-        defer { b.stop() }
-        #expect(await b.waitFor { $0["event"] as? String == "peer-joined" })
+        let (a, b) = try await Self.connectedPair()
+        defer { [a, b].forEach { $0.stop() } }
         a.type("전에는 민지")
         #expect(await b.waitFor { $0["text"] as? String == "전에는 민지" })
         a.type("/nick 민지2")

@@ -57,6 +57,20 @@ import DongneTestSupport
         #expect(await chat.peer.waitFor { $0["event"] as? String == "peer-left" }, "peers see it leave")
     }
 
+    @Test func aTerminationSignalEndsTheREPLCleanlyAndGivesTheTerminalBack() async throws {
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        try chat.terminal.keys("half typed")
+        #expect(await chat.terminal.waitFor { $0.last == "[서울특별시] half typed" })
+        let pid = try #require(chat.pid())
+        kill(pid, SIGTERM)
+        #expect(await chat.waitForExit() == 0)
+        #expect(await chat.peer.waitFor { $0["event"] as? String == "peer-left" }, "it said goodbye")
+        for _ in 0..<2_000 where chat.terminalModes() == nil { try await Task.sleep(for: .milliseconds(10)) }
+        let modes = try #require(chat.terminalModes())
+        #expect(modes.before == modes.after, "raw mode and bracketed paste are undone")
+    }
+
     @Test func tabCompletesCommandsAndChannels() async throws {
         let chat = try await TerminalChat()
         defer { chat.close() }
@@ -125,8 +139,9 @@ final class TerminalChat: Sendable {
         terminal = try Tmux()
         exitFile = directory + ".exit"
         try terminal.start(
-            "\(environment) \(binary) --data \(directory) --name 준호 --port 0 --no-dnssd --peer 127.0.0.1:\(port)"
-                + " --channel 서울특별시 2>\(directory).err; echo $? > \(exitFile); sleep 30")
+            "stty -g > \(directory).before; "
+                + "\(environment) \(binary) --data \(directory) --name 준호 --port 0 --no-dnssd --peer 127.0.0.1:\(port)"
+                + " --channel 서울특별시 2>\(directory).err; echo $? > \(exitFile); stty -g > \(directory).after; sleep 30")
         guard await terminal.waitFor({ $0.contains { $0.contains("joined, to 127.0.0.1") } }) else {
             close()
             throw CancellationError()
@@ -149,12 +164,29 @@ final class TerminalChat: Sendable {
         return nil
     }
 
+    /// The terminal's settings before the REPL started and after it ended (`stty -g`), once it ended.
+    func terminalModes() -> (before: String, after: String)? {
+        guard let before = try? String(contentsOfFile: directory + ".before", encoding: .utf8),
+            let after = try? String(contentsOfFile: directory + ".after", encoding: .utf8)
+        else { return nil }
+        return (before, after)
+    }
+
+    /// The REPL's process id (what its data directory's lock file holds).
+    func pid() -> Int32? {
+        (try? String(contentsOfFile: directory + "/lock", encoding: .utf8)).flatMap {
+            Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
     /// What the REPL wrote to standard error.
     var errors: String { (try? String(contentsOfFile: directory + ".err", encoding: .utf8)) ?? "" }
 
     func close() {
         terminal.close()
         peer.stop()
-        for path in [directory, directory + ".err", exitFile] { try? FileManager.default.removeItem(atPath: path) }
+        for path in [directory, directory + ".err", directory + ".before", directory + ".after", exitFile] {
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 }
