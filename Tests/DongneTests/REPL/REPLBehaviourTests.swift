@@ -1,7 +1,12 @@
+import DongneCore
+import DongneStore
 import Foundation
 import Glibc
 import Testing
 import DongneTestSupport
+
+@testable import Dongne
+@testable import dongne
 
 /// The REPL's habits between nodes, through pipes (`--json`), as a program or a script would see them.
 @Suite struct REPLBehaviourTests {
@@ -86,6 +91,57 @@ import DongneTestSupport
         #expect(await b.waitFor { $0["text"] as? String == "준호 어디야?" })
         let shown = b.lines.dropFirst(before).compactMap { $0["text"] as? String ?? ($0["event"] as? String == "marker" ? "--" : nil) }
         #expect(shown == ["먼저 온 말", "--", "준호 어디야?"])
+    }
+
+    @Test func joiningAChannelWhileConnectedShowsItsLastPageInOrderAndNothingHidden() async throws {
+        // A holds 경기도: 30 messages by four people, two hidden by three reports each, one retracted.
+        let directory = NSTemporaryDirectory() + "dongne-hidden-" + UUID().uuidString
+        let hidden = try await Self.seedChannelWithHiddenMessages(in: directory)
+        let a = try NodeProcess(name: "민지", extra: [], directory: directory)
+        defer { a.stop() }
+        a.type("/join 경기도")
+        #expect(await a.waitFor { $0["text"] as? String == "글 29" })
+        let b = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(try await a.listeningPort())"])
+        defer { b.stop() }
+        #expect(await b.waitFor { $0["event"] as? String == "peer-joined" })
+        let mark = b.lines.count
+        b.type("/join 경기도")
+        #expect(await b.waitFor { $0["text"] as? String == "글 29" })
+        let shown = b.lines.dropFirst(mark).compactMap { $0["text"] as? String }
+        let active = (0..<30).map { "글 \($0)" }.filter { !hidden.contains($0) }
+        #expect(shown == Array(active.suffix(ChannelFeed.pageSize)), "the last page, in order, once")
+        b.type("/history 30")
+        b.type("/whoami")
+        #expect(await b.waitFor { $0["event"] as? String == "whoami" })
+        let everything = b.lines.compactMap { $0["text"] as? String }
+        #expect(Set(everything).isDisjoint(with: hidden), "never shown: \(Set(everything).intersection(hidden))")
+    }
+
+    /// 경기도 in a new data directory: 30 messages ("글 0" …) by four people, 글 7 and 글 21 reported by three
+    /// others, 글 12 retracted by its author. The texts of the hidden ones.
+    static func seedChannelWithHiddenMessages(in directory: String) async throws -> Set<String> {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = try Store(path: directory + "/dongne.sqlite")
+        defer { store.close() }
+        let channel = try ChannelName(normalizing: "경기도").id
+        let people = [Others.bob, Others.carol, Others.dave, Others.erin]
+        let start: UInt64 = 1_796_142_840_000
+        var ids: [DocumentID] = []
+        for index in 0..<30 {
+            let body = DocumentBody.message(Message(channel: channel, senderName: "사람", content: .text("글 \(index)")))
+            let document = try Document.sign(body, created: start + UInt64(index) * 1_000, by: people[index % 4])
+            _ = try await store.insert(document)
+            ids.append(document.id)
+        }
+        for target in [7, 21] {
+            for reporter in people where reporter.publicKey != people[target % 4].publicKey {
+                let body = DocumentBody.report(Report(channel: channel, message: ids[target], reason: nil))
+                _ = try await store.insert(try Document.sign(body, created: start + 40_000, by: reporter))
+            }
+        }
+        let retract = DocumentBody.retract(Retract(channel: channel, message: ids[12]))
+        _ = try await store.insert(try Document.sign(retract, created: start + 41_000, by: people[0]))
+        return ["글 7", "글 21", "글 12"]
     }
 
     @Test func aNameChangeIsAnnouncedToOthers() async throws {

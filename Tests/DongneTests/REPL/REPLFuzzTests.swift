@@ -115,13 +115,16 @@ struct FuzzLine {
         return line
     }
 
-    /// Keys that leave the line as it is: moves away and back, a redraw.
+    /// Keys that leave the line as it is: moves away and back, a trip through the history, keys that have
+    /// nothing to do at the end of the line, a redraw.
     private static func neutralKeys(_ random: inout SplitMix64) -> [String] {
         let count = Int(random.next() % 5) + 1
-        switch random.next() % 4 {
+        switch random.next() % 6 {
         case 0: return ["C-a", "C-e"]
         case 1: return ["Home", "End"]
         case 2: return Array(repeating: "Left", count: count) + Array(repeating: "Right", count: count)
+        case 3: return ["Up", "Down"]  // into the history and back to the line being typed
+        case 4: return ["C-k", "M-f"]  // at the end of the line: nothing to delete or pass
         default: return ["C-l"]
         }
     }

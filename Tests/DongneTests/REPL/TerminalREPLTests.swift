@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import DongneTestSupport
 
+@testable import dongne
+
 /// The REPL as a person uses it: in a real terminal (tmux), typing, pasting and pressing keys, with a second
 /// node (`--json`) that receives what is sent.
 @Suite(.serialized) struct TerminalREPLTests {
@@ -121,7 +123,11 @@ import DongneTestSupport
         defer { chat.close() }
         try chat.terminal.keys(String(repeating: "가나다라", count: 40))
         try chat.terminal.resize(columns: 50, rows: 20)
-        try chat.terminal.keys(" 끝", enter: true)
+        try chat.terminal.keys(" 끝")
+        #expect(await chat.terminal.waitFor { screen in
+            screen.last.map { $0.hasSuffix("가나다라 끝") && DisplayWidth.of($0) < 50 } == true
+        }, "the line is drawn again for 50 columns, its end in view")
+        try chat.terminal.keys("", enter: true)
         #expect(await chat.peer.waitFor { $0["text"] as? String == String(repeating: "가나다라", count: 40) + " 끝" })
     }
 }
