@@ -290,7 +290,10 @@ actor PeerNetwork {
     }
 
     func established(_ id: PeerID, peer: PublicKey) {
-        guard peer != identity.publicKey else { return closeLink(id, "connected to itself") }
+        guard peer != identity.publicKey else {
+            if let address = dialled[id] { dialTargets[address] = nil }  // this node's own address: never again
+            return closeLink(id, "that address is this node itself")
+        }
         if let until = banned[peer], ContinuousClock.now < until {
             return closeLink(id, "ignored for a while: it sent too many invalid documents")
         }

@@ -8,8 +8,8 @@ import Dongne
 /// - While the channel has not been reconciled with a peer (`isFromCache`), other people's arrivals wait: a
 ///   catch-up brings messages and the reports or retractions that hide them in any order, from any peer, and
 ///   nothing hidden may show in between. They show once a peer has handed over everything it has (its
-///   `reconciled`), with the derived state applied. A channel this node holds messages of while no peer is
-///   connected shows them at once (nothing can be on its way); the user's own messages never wait.
+///   `reconciled`), with the derived state applied. A channel followed while no peer is connected shows what
+///   the store holds at once (nothing can be on its way); the user's own messages never wait.
 /// - The wait is bounded: should no peer ever say `reconciled` (one that does not reconcile, or none that
 ///   carries the channel), the session calls ``stopWaiting()`` after a quiet moment (``quietCatchUp``), and at
 ///   the latest after ``longestWait``.
@@ -77,9 +77,10 @@ struct ChannelFeed {
         !mayShowOthers && window.contains { $0.author != me && reportCounts[$0.id] == nil }
     }
 
-    /// What may show of the window now: all of it once ready, else what showed already and the user's own.
+    /// What may show of the window now: all of it once ready, else what showed already (the user's own, sent
+    /// meanwhile), so that nothing prints before older messages it should follow.
     var presentable: [MessageSnapshot] {
-        isReady ? window : window.filter { reportCounts[$0.id] != nil || $0.author == me }
+        isReady ? window : window.filter { reportCounts[$0.id] != nil }
     }
 
     /// The items a snapshot of the live window brings; `silent` are authors just blocked or unblocked, whose
@@ -103,7 +104,7 @@ struct ChannelFeed {
         }
         defer { forgetBelowWindow() }
         if !isReady {
-            let showsStored = isFirst && showsStoredAtOnce && !window.isEmpty
+            let showsStored = isFirst && showsStoredAtOnce
             return (mayShowOthers || showsStored ? becomeReady() : newItems(fresh)) + items
         }
         if mayShowOthers && !couldShowOthers { fresh += waiting(besides: fresh) }

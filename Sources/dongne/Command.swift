@@ -18,7 +18,7 @@ enum Command: Equatable {
     case whoami
     case peers
     case names
-    case part
+    case part(String?)
     case connect(String)
     case help
     case quit
@@ -41,11 +41,19 @@ enum Command: Equatable {
         guard !trimmed.isEmpty else { return .success(.nothing) }
         guard trimmed.hasPrefix("/") else { return .success(.say(line)) }
         if trimmed.hasPrefix("//") { return .success(.say(String(trimmed.dropFirst()))) }  // "//x" says "/x"
+        guard !trimmed.contains("\n") else {
+            return .failure(CommandError("a text of several lines that starts with / reads as a command: start it with // to send it"))
+        }
         let words = trimmed.dropFirst().split(separator: " ", maxSplits: 1).map(String.init)
-        guard let name = words.first else { return .failure(CommandError("a command name must follow / (try /help)")) }
+        guard let name = words.first?.lowercased() else {
+            return .failure(CommandError("a command name must follow / (try /help)"))
+        }
         let rest = words.count > 1 ? words[1].trimmingCharacters(in: .whitespaces) : ""
         switch name {
-        case "join": return rest.isEmpty ? usage("/join NAME") : .success(.join(rest))
+        case "join":
+            // IRC's channels start with #: "/join #경기도" means 경기도 (a reference like #3fa2 is never a channel).
+            let name = rest.hasPrefix("#") ? String(rest.dropFirst()) : rest
+            return name.isEmpty ? usage("/join NAME") : .success(.join(name))
         case "channels": return noArguments(rest, .channels)
         case "history": return page(rest)
         case "more": return noArguments(rest, .more)
@@ -62,7 +70,7 @@ enum Command: Equatable {
         case "whoami": return noArguments(rest, .whoami)
         case "peers": return noArguments(rest, .peers)
         case "names", "who": return noArguments(rest, .names)
-        case "part", "leave": return noArguments(rest, .part)
+        case "part", "leave": return .success(.part(rest.isEmpty ? nil : rest.hasPrefix("#") ? String(rest.dropFirst()) : rest))
         case "connect":
             guard SocketAddress(rest) != nil || rest.isEmpty else {
                 return .failure(CommandError("\(rest) is not HOST:PORT (e.g. 192.168.0.7:4747)"))
@@ -113,7 +121,6 @@ enum Command: Equatable {
         case .whoami: "/whoami"
         case .peers: "/peers"
         case .names: "/names"
-        case .part: "/part"
         default: "this command"
         }
     }
@@ -121,7 +128,7 @@ enum Command: Equatable {
     static let helpText = """
         Type a line to send it to the current channel ("//text" sends "/text").
           /join NAME             join a channel and make it current (also to switch between joined ones)
-          /part                  leave the current channel
+          /part [NAME]           leave the current channel (or NAME)
           /channels              list the channels this node knows, with what is unread
           /names                 who posts in this channel, and who of them is connected
           /history [N]           show the last N messages (20)

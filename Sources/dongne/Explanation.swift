@@ -7,6 +7,7 @@ enum Explanation {
     static func line(for error: any Error) -> ConsoleLine {
         switch error {
         case let error as CommandError: .error(error.message)
+        case DongneError.unknownMessage(let id): .error("#\(id.hex.prefix(4)) is not a message of this channel")
         case DongneError.invalidDocument(let rule): .error(words(rule), code: rule.rule)
         case let rule as DocumentError: .error(words(rule), code: rule.rule)
         default: .error("\(error)")

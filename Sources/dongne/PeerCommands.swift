@@ -22,11 +22,11 @@ struct PeerCommands: Sendable {
                 let names = (try? node.knownAuthors()) ?? [:]
                 switch event {
                 case .joined(let peer):
-                    console.write(Self.peerLine(peer, names: names, event: "peer-joined", verb: "joined"))
+                    console.write(Self.peerLine(peer, names: names, event: "peer-joined", verb: "connected"))
                 case .left(let peer, let reason):
                     console.write(
                         Self.peerLine(
-                            peer, names: names, event: "peer-left", verb: "left (\(VisibleText.body(reason)))",
+                            peer, names: names, event: "peer-left", verb: "disconnected (\(VisibleText.body(reason)))",
                             extra: ["reason": reason]))
                 case .refused(let address, let reason):
                     console.write(
@@ -62,7 +62,7 @@ struct PeerCommands: Sendable {
         _ peer: PeerInfo, names: [PublicKey: String], event: String, verb: String,
         extra: [String: any Sendable] = [:]
     ) -> ConsoleLine {
-        let name = VisibleText.name(names[peer.identity] ?? "?")
+        let name = names[peer.identity].map(VisibleText.name) ?? "no name yet"
         let direction = peer.isOutbound ? "to" : "from"
         return ConsoleLine(
             text: "* peer \(peer.identity.fingerprint.short) (\(name)) \(verb), \(direction) \(peer.address)",

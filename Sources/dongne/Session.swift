@@ -88,13 +88,17 @@ final class Session: Sendable {
         case .location(let latitude, let longitude):
             try await currentChannel().send(.location(latitude: latitude, longitude: longitude))
         case .join(let name): try await join(name)
-        case .part: try await part()
+        case .part(let name): try await part(name)
         case .channels: try await listChannels()
         case .names: try await listNames()
         case .history(let count): try await showHistory(count)
         case .more: try await showMore()
-        case .report(let ref, let reason): try await currentChannel().report(try message(ref), reason: reason)
-        case .retract(let ref): try await currentChannel().retract(try message(ref))
+        case .report(let ref, let reason):
+            try await currentChannel().report(try message(ref), reason: reason)
+            console.write(.notice("reported \(ref.hasPrefix("#") ? ref : "#" + ref)"))
+        case .retract(let ref):
+            try await currentChannel().retract(try message(ref))
+            console.write(.notice("retracted \(ref.hasPrefix("#") ? ref : "#" + ref): it is gone for everyone"))
         case .block(let query): try await block(query)
         case .unblock(let query): try await unblock(query)
         case .blocks: try listBlocks()
@@ -124,6 +128,7 @@ final class Session: Sendable {
             guard let channel = try? node.channel(named: channel.name) else { continue }
             await follow(channel)
         }
+        state.withLock { updatePrompt($0) }
     }
 
     func join(_ name: String) async throws {
@@ -140,9 +145,10 @@ final class Session: Sendable {
         state.withLock { state in
             leaveCurrent(&state)
             state.current = channel.id
-            state.unread[channel.id] = nil
+            let unread = state.unread.removeValue(forKey: channel.id) ?? 0
             state.mentioned.remove(channel.id)
-            showPage(of: channel.id, hasPeers: hasPeers, &state)
+            showPage(of: channel.id, hasPeers: hasPeers, unread: unread, &state)
+            if state.feeds[channel.id]?.isReady == false { waitForQuiet(in: channel.id, &state) }
             updatePrompt(state)
         }
     }
@@ -191,11 +197,14 @@ final class Session: Sendable {
     }
 
 
-    private func part() async throws {
-        let channel = try currentChannel()
+    private func part(_ name: String?) async throws {
+        let channel = try name.map { try node.channel(named: $0) } ?? currentChannel()
+        guard state.withLock({ $0.feeds[channel.id] != nil }) else {
+            throw CommandError("you have not joined \(VisibleText.channel(channel.name.value))")
+        }
         try await node.leave(channel)
         let registration = state.withLock { state -> ListenerRegistration? in
-            state.current = nil
+            if state.current == channel.id { state.current = nil }
             state.feeds[channel.id] = nil
             state.holdGeneration[channel.id, default: 0] += 1  // a wait still running is for the old feed
             state.holdStarted[channel.id] = nil
@@ -219,18 +228,38 @@ final class Session: Sendable {
     }
 
     /// Prints a channel's page if it is ready, with a marker before what is new since the user last looked.
-    private func showPage(of channel: ChannelID, hasPeers: Bool, _ state: inout State) {
+    private func showPage(of channel: ChannelID, hasPeers: Bool, unread: Int, _ state: inout State) {
         guard let feed = state.feeds[channel] else { return }
-        guard feed.isReady || !feed.presentable.isEmpty else {
-            let name = VisibleText.channel(feed.name.value)
-            return console.write(
-                .notice(
-                    hasPeers
-                        ? "catching up on \(name): its messages show once a peer has sent all it has"
-                        : "no messages in \(name) yet; they show when peers bring them"))
+        let name = VisibleText.channel(feed.name.value)
+        guard feed.isReady else {
+            if feed.presentable.isEmpty {
+                console.write(
+                    .notice(
+                        hasPeers
+                            ? "catching up on \(name): its messages show once a peer has sent all it has"
+                            : "no messages in \(name) yet; they show when peers bring them"))
+            }
+            return printMessages(feed.presentable, in: channel, marker: nil, &state)
         }
-        if feed.presentable.isEmpty { console.write(.notice("no messages here yet")) }
-        printMessages(feed.presentable, in: channel, marker: state.lastSeen[channel], &state)
+        if feed.window.isEmpty { return console.write(.notice("no messages in \(name) yet")) }
+        guard let seen = state.lastSeen[channel] else {
+            return printMessages(feed.window, in: channel, marker: nil, &state)
+        }
+        showSince(seen, of: feed, unread: unread, &state)
+    }
+
+    /// Back in a channel: what is new since the user last looked, after the last two lines they saw.
+    private func showSince(_ seen: SortKey, of feed: ChannelFeed, unread: Int, _ state: inout State) {
+        let channel = feed.name.id
+        let new = feed.window.filter { $0.position > seen }
+        guard !new.isEmpty else {
+            return console.write(.notice("nothing new in \(VisibleText.channel(feed.name.value)) since you last looked"))
+        }
+        if unread > new.count {
+            console.write(.notice("\(unread - new.count) more new messages before these: /more shows them"))
+        }
+        let context = feed.window.filter { $0.position <= seen }.suffix(2)
+        printMessages(Array(context) + new, in: channel, marker: seen, &state)
     }
 
     // MARK: What listeners bring
@@ -271,7 +300,11 @@ final class Session: Sendable {
                 guard state.holdGeneration[channel] == generation, var feed = state.feeds[channel] else { return }
                 let items = feed.stopWaiting()
                 state.feeds[channel] = feed
+                state.holdStarted[channel] = nil
                 for item in items { self?.show(item, in: channel, &state) }
+                if feed.window.isEmpty, state.current == channel, items.contains(.page([])) {
+                    self?.console.write(.notice("no messages in \(VisibleText.channel(feed.name.value)) yet"))
+                }
             }
         }
     }
@@ -325,10 +358,9 @@ final class Session: Sendable {
                 mentionsYou: mentionsMe(message))
             console.write(.message(message, style))
             state.feeds[channel]?.shown(message)
-            if state.oldestShown[channel].map({ message.position < $0.position }) ?? true {
-                state.oldestShown[channel] = message
-            }
         }
+        // `/more` pages back from the top of the latest listing; new messages below it do not move it.
+        if !live || state.oldestShown[channel] == nil { state.oldestShown[channel] = messages.first }
     }
 
     private func announceDayChange(_ message: MessageSnapshot, _ state: inout State) {
@@ -350,7 +382,8 @@ final class Session: Sendable {
             state.names[message.author] = message.senderName
             state.namesAsOf[message.author] = message.created
         }
-        guard let old = state.names[message.author], old != message.senderName else { return }
+        guard message.author != node.publicKey, let old = state.names[message.author], old != message.senderName
+        else { return }
         let fingerprint = People.displayedFingerprint(of: message.author, among: known)
         console.write(
             ConsoleLine(
@@ -383,8 +416,7 @@ final class Session: Sendable {
 
     private func mentionsMe(_ message: MessageSnapshot) -> Bool {
         guard message.author != node.publicKey, case .text(let text) = message.content else { return false }
-        let name = node.displayName
-        return name.count >= 2 && text.lowercased().contains(name.lowercased())
+        return Mention.names(node.displayName, in: text)
     }
 
     /// The prompt: the current channel, then the others with unread messages (`@`: you were mentioned there).
@@ -434,7 +466,7 @@ final class Session: Sendable {
         let sorted = posters.sorted { ($0.value.lowercased(), $0.key) < ($1.value.lowercased(), $1.key) }
         for (key, name) in sorted {
             let fingerprint = People.displayedFingerprint(of: key, among: known)
-            let status = key == node.publicKey ? "you" : connected.contains(key) ? "connected" : "not connected"
+            let status = key == node.publicKey ? "you" : connected.contains(key) ? "connected here" : "not connected here"
             console.write(
                 ConsoleLine(
                     text: "* \(VisibleText.name(name)) (\(fingerprint)) \(status)", event: "name",
@@ -487,6 +519,9 @@ final class Session: Sendable {
         var candidates = try node.knownAuthors()
         for key in try node.blockedAuthors() where candidates[key] == nil { candidates[key] = "?" }
         let key = try People.resolve(query, among: candidates).get()
+        guard try node.blockedAuthors().contains(key) else {
+            throw CommandError("\(key.fingerprint.short) (\(VisibleText.name(candidates[key] ?? "?"))) is not blocked")
+        }
         state.withLock { _ = $0.silent.insert(key) }
         defer { state.withLock { _ = $0.silent.remove(key) } }
         try await node.unblock(key)
@@ -527,8 +562,12 @@ final class Session: Sendable {
     }
 
     private func currentChannel() throws -> Channel {
-        guard let name = state.withLock({ state in state.current.flatMap { state.feeds[$0]?.name } }) else {
-            throw CommandError("join a channel first: /join NAME")
+        let (name, joined) = state.withLock { state in
+            (state.current.flatMap { state.feeds[$0]?.name }, state.feeds.values.map(\.name.value).sorted())
+        }
+        guard let name else {
+            let hint = joined.isEmpty ? "" : " (joined: \(joined.map(VisibleText.channel).joined(separator: ", ")))"
+            throw CommandError("look at a channel first: /join NAME\(hint)")
         }
         return try node.channel(named: name.value)
     }

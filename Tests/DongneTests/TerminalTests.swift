@@ -15,7 +15,7 @@ import DongneTestSupport
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try terminal.start(
             "\(REPLProcess.binary) --data \(directory) --name 준호 --port 0 --no-dnssd --peer 127.0.0.1:\(port) --channel 서울특별시")
-        #expect(await terminal.waitFor { $0.contains { $0.contains("joined, to 127.0.0.1") } })
+        #expect(await terminal.waitFor { $0.contains { $0.contains("connected, to 127.0.0.1") } })
         try terminal.keys("half typed")
         #expect(await terminal.waitFor { $0.last == "[서울특별시] half typed" })
         a.type("새 소식이에요")

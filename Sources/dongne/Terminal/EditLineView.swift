@@ -59,16 +59,18 @@ enum EditLineView {
         }
     }
 
-    /// The longest start of `text` that fits in `columns`.
+    /// `text` if it fits in `columns`, else its longest start that fits with "…] " after it, so that a cut
+    /// prompt still reads as a prompt.
     private static func fit(_ text: String, into columns: Int) -> String {
+        guard DisplayWidth.of(text) > columns else { return text }
         var used = 0
         var result = ""
         for character in text {
             let width = DisplayWidth.of(character)
-            if used + width > columns { break }
+            if used + width > columns - 3 { break }
             used += width
             result.append(character)
         }
-        return result
+        return result + "…] "
     }
 }

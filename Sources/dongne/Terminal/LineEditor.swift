@@ -99,6 +99,8 @@ struct LineEditor {
     }
 
     private mutating func enter() -> Outcome {
+        // A paste that ended with a line break leaves it at the end: it is no part of the message.
+        while characters.last == "\n" { characters.removeLast() }
         let line = text
         if !line.allSatisfy(\.isWhitespace) && history.last != line {
             history.append(line)

@@ -69,7 +69,7 @@ import Testing
     }
 
     @Test func whileCatchingUpNothingShowsAndTheHiddenNeverDoes() {
-        var driver = Driver()
+        var driver = Driver(alone: false)
         #expect(driver.show([Int](), synced: false).isEmpty, "an empty channel before any peer: nothing yet")
         // A catch-up brings 1…30 in any order; 25 is then hidden by reports that arrive later.
         #expect(driver.show(Array(1...30), synced: false).isEmpty)
@@ -84,6 +84,19 @@ import Testing
         #expect(page.count == ChannelFeed.pageSize)
         #expect(!page.contains { $0.content.text == "message 25" })
         #expect(page.last?.content.text == "message 30")
+    }
+
+    @Test func aChannelFollowedWithNoPeerIsReadyAtOnceAndACatchUpStillWaitsForReconciled() {
+        var driver = Driver()
+        #expect(Self.numbers(driver.show([Int](), synced: false)) == ["page "])
+        #expect(driver.show(Array(1...30), synced: false).isEmpty, "the catch-up waits")
+        let items = driver.show(Array(1...24) + Array(26...30), synced: true)
+        guard case .new(let new)? = items.first, items.count == 1 else {
+            Issue.record("\(items)")
+            return
+        }
+        #expect(new.count == ChannelFeed.pageSize && new.last?.created == Self.message(30).created)
+        #expect(!new.contains { $0.id == Self.message(25).id }, "hidden meanwhile: never shown")
     }
 
     @Test func aChannelWithStoredMessagesShowsThemAtOnceWhenNoPeerIsConnectedAndNothingTwice() {
@@ -147,7 +160,7 @@ import Testing
     }
 
     @Test func withoutAReconciledPeerThePageShowsWhenTheSessionStopsWaiting() {
-        var driver = Driver()
+        var driver = Driver(alone: false)
         _ = driver.show([Int](), synced: false)
         #expect(driver.show([7], synced: false).isEmpty)
         #expect(driver.feed.isHolding)
@@ -156,7 +169,7 @@ import Testing
     }
 
     @Test func theUsersOwnMessageShowsEvenWhileCatchingUp() {
-        var driver = Driver()
+        var driver = Driver(alone: false)
         _ = driver.show([Int](), synced: false)
         let own = ChannelFeedTests.message(50, by: ChannelFeedTests.me, pending: true)
         #expect(Self.numbers(driver.show(messages: [own], synced: false)) == ["new message 50"])

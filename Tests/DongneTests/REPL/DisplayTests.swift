@@ -54,6 +54,18 @@ import Testing
     }
 }
 
+/// A mention is the user's name as a word of its own.
+@Suite struct MentionTests {
+    @Test func aNameIsAMentionAsAWordOrWithAKoreanParticleButNotInsideAnotherWord() {
+        #expect(Mention.names("red", in: "hey Red, look"))
+        #expect(!Mention.names("red", in: "I am so bored and tired"))
+        #expect(!Mention.names("red", in: "redder"))
+        #expect(Mention.names("민지", in: "민지야 어디야?"))
+        #expect(Mention.names("민지", in: "안녕 민지"))
+        #expect(!Mention.names("지", in: "민지"), "a one-character name never matches")
+    }
+}
+
 /// Times with a date when the message is not from today, computed without Foundation's formatters.
 @Suite struct TimestampTests {
     // 2026-12-01 16:34 UTC; TZ is UTC in the test process's children, so compute with the process's own zone.

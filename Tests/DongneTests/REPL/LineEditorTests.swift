@@ -60,6 +60,12 @@ import Testing
         #expect(editor.characters.isEmpty && editor.cursor == 0)
     }
 
+    @Test func aPastesLastLineBreakIsNotPartOfTheLine() {
+        var editor = LineEditor()
+        let outcomes = Self.typed("\u{1B}[200~one\ntwo\n\n\u{1B}[201~\r", into: &editor)
+        #expect(outcomes.last == .entered("one\ntwo"))
+    }
+
     @Test func combiningMarksAndJamoJoinTheCharacterBeforeThem() {
         var editor = LineEditor()
         _ = Self.typed("e\u{301}ᄒ\u{1161}\u{11AB}", into: &editor)

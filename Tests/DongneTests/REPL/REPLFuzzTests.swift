@@ -108,6 +108,7 @@ struct FuzzLine {
             default: line.actions.append(.resize(columns: Int(random.next() % 160) + 40, rows: Int(random.next() % 40) + 10))
             }
         }
+        while line.text.last == "\n" { line.text.removeLast() }  // a paste's last line break is not sent
         if line.text.drop(while: \.isWhitespace).first == "/" {  // a command is not a message: make it one
             line.actions.insert(.type("x"), at: contentStart)
             line.text = "x" + line.text

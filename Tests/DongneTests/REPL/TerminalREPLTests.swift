@@ -148,7 +148,7 @@ final class TerminalChat: Sendable {
             "stty -g > \(directory).before; "
                 + "\(environment) \(binary) --data \(directory) --name 준호 --port 0 --no-dnssd --peer 127.0.0.1:\(port)"
                 + " --channel 서울특별시 2>\(directory).err; echo $? > \(exitFile); stty -g > \(directory).after; sleep 30")
-        guard await terminal.waitFor({ $0.contains { $0.contains("joined, to 127.0.0.1") } }) else {
+        guard await terminal.waitFor({ $0.contains { $0.contains("connected, to 127.0.0.1") } }) else {
             close()
             throw CancellationError()
         }
