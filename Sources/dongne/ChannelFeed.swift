@@ -10,9 +10,10 @@ import Dongne
 ///   nothing hidden may show in between. They show once a peer has handed over everything it has (its
 ///   `reconciled`), with the derived state applied. A channel followed while no peer is connected shows what
 ///   the store holds at once (nothing can be on its way); the user's own messages never wait.
-/// - The wait is bounded: should no peer ever say `reconciled` (one that does not reconcile, or none that
-///   carries the channel), the session calls ``stopWaiting()`` after a quiet moment (``quietCatchUp``), and at
-///   the latest after ``longestWait``.
+/// - The wait is bounded: should no peer say `reconciled` (one that does not reconcile), the session calls
+///   ``stopWaiting()`` after a quiet moment (``quietCatchUp``), and at the latest after ``longestWait``. That
+///   hands over what waits then, once: what arrives after it waits again, for the channel's next
+///   reconciliation or the next bounded wait.
 /// - Once shown, a message arriving after the newest one shown is new and shows, and so does one a little
 ///   older (typed at the same moment on another machine, or by a sender whose clock is a few minutes behind).
 ///   One older than the newest shown by more than ``lateTolerance`` (a late catch-up from a peer met later, a
@@ -53,7 +54,6 @@ struct ChannelFeed {
     private(set) var window: [MessageSnapshot] = []
     private(set) var isReady = false
     private var isSynced = false
-    private var stoppedWaiting = false
     /// The newest message shown or counted as new.
     private(set) var newest: SortKey?
     /// The report count of every message shown, as shown (kept for the window's messages).
@@ -69,18 +69,18 @@ struct ChannelFeed {
         self.showsStoredAtOnce = showsStoredAtOnce
     }
 
-    /// Whether other people's messages may show now (the channel is reconciled, or waiting stopped).
-    private var mayShowOthers: Bool { isSynced || stoppedWaiting }
+    /// Whether other people's messages may show as they arrive (the channel is reconciled).
+    private var mayShowOthers: Bool { isSynced }
 
     /// Whether other people's messages are waiting for the channel to be reconciled.
     var isHolding: Bool {
-        !mayShowOthers && window.contains { $0.author != me && reportCounts[$0.id] == nil }
+        !mayShowOthers && window.contains { $0.author != me && !given.contains($0.id) && reportCounts[$0.id] == nil }
     }
 
-    /// What may show of the window now: all of it once ready, else what showed already (the user's own, sent
-    /// meanwhile), so that nothing prints before older messages it should follow.
-    var presentable: [MessageSnapshot] {
-        isReady ? window : window.filter { reportCounts[$0.id] != nil }
+    /// What may show of the window now: all of it once ready and reconciled; else what was handed over or
+    /// shown already, so that nothing waiting prints, and nothing prints before older messages it follows.
+    var visible: [MessageSnapshot] {
+        isReady && isSynced ? window : window.filter { given.contains($0.id) || reportCounts[$0.id] != nil }
     }
 
     /// The items a snapshot of the live window brings; `silent` are authors just blocked or unblocked, whose
@@ -108,7 +108,18 @@ struct ChannelFeed {
             return (mayShowOthers || showsStored ? becomeReady() : newItems(fresh)) + items
         }
         if mayShowOthers && !couldShowOthers { fresh += waiting(besides: fresh) }
-        return newItems(fresh) + items
+        return newItems(fresh) + leftBehind(besides: fresh, when: mayShowOthers && !couldShowOthers) + items
+    }
+
+    /// Said once when what waited is handed over: waiting messages too old to show as new are for `/history`.
+    private mutating func leftBehind(besides fresh: [MessageSnapshot], when released: Bool) -> [Item] {
+        guard released, !saidEarlierArrived else { return [] }
+        let behind = window.contains {
+            $0.author != me && !given.contains($0.id) && reportCounts[$0.id] == nil && !fresh.contains($0)
+        }
+        guard behind else { return [] }
+        saidEarlierArrived = true
+        return [.earlierArrived]
     }
 
     /// What is kept per message is kept for the window's messages only: memory stays bounded however long
@@ -119,11 +130,13 @@ struct ChannelFeed {
         reportCounts = reportCounts.filter { kept.contains($0.key) }
     }
 
-    /// Shows what waits without waiting longer for a peer to say `reconciled`.
+    /// Hands over what waits now, without waiting longer for a peer to say `reconciled`; what arrives after
+    /// waits again.
     mutating func stopWaiting() -> [Item] {
         guard !mayShowOthers else { return [] }
-        stoppedWaiting = true
-        return isReady ? newItems(waiting(besides: [])) : becomeReady()
+        guard isReady else { return becomeReady() }
+        let released = window.filter { isNew($0, evenIfWaiting: true) }
+        return newItems(released) + leftBehind(besides: released, when: true)
     }
 
     /// Records that a message was printed (by a page, `/history` or `/more`): its hiding will be said.
@@ -171,8 +184,9 @@ struct ChannelFeed {
 
     /// Whether a message shows as new: not shown yet, and newer than anything shown or older by less than
     /// ``lateTolerance``; other people's only once they may show.
-    private func isNew(_ message: MessageSnapshot) -> Bool {
-        guard !given.contains(message.id), reportCounts[message.id] == nil, mayShowOthers || message.author == me
+    private func isNew(_ message: MessageSnapshot, evenIfWaiting: Bool = false) -> Bool {
+        guard !given.contains(message.id), reportCounts[message.id] == nil,
+            mayShowOthers || evenIfWaiting || message.author == me
         else { return false }
         guard let newest, message.position <= newest else { return true }
         return message.created + Self.lateTolerance >= newest.created

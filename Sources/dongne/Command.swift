@@ -70,7 +70,10 @@ enum Command: Equatable {
         case "whoami": return noArguments(rest, .whoami)
         case "peers": return noArguments(rest, .peers)
         case "names", "who": return noArguments(rest, .names)
-        case "part", "leave": return .success(.part(rest.isEmpty ? nil : rest.hasPrefix("#") ? String(rest.dropFirst()) : rest))
+        case "part", "leave":
+            guard !rest.isEmpty else { return .success(.part(nil)) }
+            let name = rest.hasPrefix("#") ? String(rest.dropFirst()) : rest
+            return name.isEmpty ? usage("/part [NAME]") : .success(.part(name))
         case "connect":
             guard SocketAddress(rest) != nil || rest.isEmpty else {
                 return .failure(CommandError("\(rest) is not HOST:PORT (e.g. 192.168.0.7:4747)"))

@@ -204,7 +204,10 @@ final class Session: Sendable {
         }
         try await node.leave(channel)
         let registration = state.withLock { state -> ListenerRegistration? in
-            if state.current == channel.id { state.current = nil }
+            if state.current == channel.id {
+                leaveCurrent(&state)
+                state.current = nil
+            }
             state.feeds[channel.id] = nil
             state.holdGeneration[channel.id, default: 0] += 1  // a wait still running is for the old feed
             state.holdStarted[channel.id] = nil
@@ -232,18 +235,18 @@ final class Session: Sendable {
         guard let feed = state.feeds[channel] else { return }
         let name = VisibleText.channel(feed.name.value)
         guard feed.isReady else {
-            if feed.presentable.isEmpty {
+            if feed.visible.isEmpty {
                 console.write(
                     .notice(
                         hasPeers
                             ? "catching up on \(name): its messages show once a peer has sent all it has"
                             : "no messages in \(name) yet; they show when peers bring them"))
             }
-            return printMessages(feed.presentable, in: channel, marker: nil, &state)
+            return printMessages(feed.visible, in: channel, marker: nil, &state)
         }
         if feed.window.isEmpty { return console.write(.notice("no messages in \(name) yet")) }
         guard let seen = state.lastSeen[channel] else {
-            return printMessages(feed.window, in: channel, marker: nil, &state)
+            return printMessages(feed.visible, in: channel, marker: nil, &state)
         }
         showSince(seen, of: feed, unread: unread, &state)
     }
@@ -251,14 +254,16 @@ final class Session: Sendable {
     /// Back in a channel: what is new since the user last looked, after the last two lines they saw.
     private func showSince(_ seen: SortKey, of feed: ChannelFeed, unread: Int, _ state: inout State) {
         let channel = feed.name.id
-        let new = feed.window.filter { $0.position > seen }
+        let visible = feed.visible
+        let new = visible.filter { $0.position > seen }
         guard !new.isEmpty else {
             return console.write(.notice("nothing new in \(VisibleText.channel(feed.name.value)) since you last looked"))
         }
-        if unread > new.count {
-            console.write(.notice("\(unread - new.count) more new messages before these: /more shows them"))
+        let othersNew = new.filter { $0.author != node.publicKey }.count
+        if let first = feed.window.first, first.position > seen, unread > othersNew {
+            console.write(.notice("\(unread - othersNew) more new messages before these: /more shows them"))
         }
-        let context = feed.window.filter { $0.position <= seen }.suffix(2)
+        let context = visible.filter { $0.position <= seen }.suffix(2)
         printMessages(Array(context) + new, in: channel, marker: seen, &state)
     }
 
