@@ -16,6 +16,8 @@ public struct Configuration: Sendable {
     public var clock: NodeClock
     /// The TCP port to accept peers on: nil for none, 0 for any free port.
     public var listenPort: UInt16?
+    /// The IPv4 address the node accepts peers on: every interface (`0.0.0.0`, the default) or one of them.
+    public var listenAddress = "0.0.0.0"
     /// Peers to connect to at start, as `HOST:PORT`.
     public var peers: [String]
     /// The passphrase of the network to join (see `NetworkKey`); the default network's by default.

@@ -101,8 +101,9 @@ public final class Node: Sendable {
         self.network.set(network)
         var listening: SocketAddress?
         if let port = configuration.listenPort {
-            do { listening = try await network.listen(port: port) } catch {
-                throw DongneError.networkUnavailable("cannot listen on port \(port): \(error)")
+            let host = configuration.listenAddress
+            do { listening = try await network.listen(host: host, port: port) } catch {
+                throw DongneError.networkUnavailable("cannot listen on \(host) port \(port): \(error)")
             }
             self.network.setAddress("\(listening!)")
         }

@@ -71,6 +71,8 @@ actor PeerNetwork {
     private var listener: TCPListener?
     /// The UDP socket for datagrams: bound with the listener (same port when free), else at the first session.
     var datagramSocket: UDPSocket?
+    /// The address the datagram socket binds to: the one the node listens on.
+    var datagramHost = "0.0.0.0"
     /// Sessions by the index their datagrams carry.
     var datagramSessions: [UInt32: PeerID] = [:]
     /// DNS-SD, when the node uses it, and what it found.
@@ -125,13 +127,15 @@ actor PeerNetwork {
     /// The node's event loop.
     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
-    /// Starts listening on `port` (0: any free port); the address it listens on.
-    func listen(port: UInt16) throws -> SocketAddress {
-        let listener = try TCPListener(port: port) { [weak self] connection in
+    /// Starts listening on `host` (an IPv4 address; `0.0.0.0`: every interface) and `port` (0: any free port);
+    /// the address it listens on.
+    func listen(host: String, port: UInt16) throws -> SocketAddress {
+        let listener = try TCPListener(host: host, port: port) { [weak self] connection in
             guard let self else { return connection.close() }
             Task { await self.adopt(connection, outbound: false) }
         }
         self.listener = listener
+        datagramHost = host
         openDatagramSocket(port: listener.address.port)
         return listener.address
     }

@@ -12,8 +12,8 @@ extension PeerNetwork {
             self?.assumeIsolated { $0.receivedDatagram(bytes) }
         }
         datagramSocket =
-            (try? UDPSocket(port: port, loop: loop, onReceive: receive))
-            ?? (try? UDPSocket(port: 0, loop: loop, onReceive: receive))
+            (try? UDPSocket(host: datagramHost, port: port, loop: loop, onReceive: receive))
+            ?? (try? UDPSocket(host: datagramHost, port: 0, loop: loop, onReceive: receive))
     }
 
     /// A new session gets its datagram keys and an index of its own, and tells the peer where to send.

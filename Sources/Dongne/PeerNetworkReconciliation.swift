@@ -30,8 +30,12 @@ extension PeerNetwork {
             switch directive {
             case .send(let message, let peer): sendGossip(message, to: peer)
             case .loadItems(let channel, let peer, let payload):
-                // A node answers only for channels it carries.
-                if payload != nil && !joinedChannels().contains(channel) { continue }
+                // A node answers only for channels it carries; for another it says which it carries, so that
+                // the initiator abandons that one instead of waiting for an answer.
+                if payload != nil && !joinedChannels().contains(channel) {
+                    sendGossip(.channels(joinedChannels()), to: peer)
+                    continue
+                }
                 let stored = (try? store.reconciliationItems(in: channel)) ?? []
                 let items = recentlyPublished.items(in: channel, stored: stored)
                 carryOut(reconciliation.handle(.itemsLoaded(channel, for: peer, answering: payload, items: items)))

@@ -11,19 +11,21 @@ struct CommandLineOptions: Equatable {
     var json = false
     var showHelp = false
     var port: UInt16? = 4_747
+    var listenAddress = "0.0.0.0"
     var peers: [String] = []
     var networkKey = NetworkKey.defaultPassphrase
     var discovery = true
 
     static let usage = """
-        usage: dongne [--data DIR] [--name NAME] [--channel NAME] [--region NAME] [--port N] [--peer HOST:PORT]…
-                      [--network-key SECRET] [--no-dnssd] [--json] [--help]
+        usage: dongne [--data DIR] [--name NAME] [--channel NAME] [--region NAME] [--port N] [--listen ADDRESS]
+                      [--peer HOST:PORT]… [--network-key SECRET] [--no-dnssd] [--json] [--help]
 
           --data DIR        where the identity key and the store live (default: \(Configuration.defaultDataDirectory))
           --name NAME       the name shown beside your messages (a label, not an identity)
           --channel NAME    the channel to join at start
           --region NAME     the channel of your region: you can post only there
           --port N          accept peers on TCP port N (default 4747; 0: any free port; --port off: none)
+          --listen ADDRESS  accept peers on this IPv4 address only (default 0.0.0.0: every interface)
           --peer HOST:PORT  connect to a peer at start (repeatable)
           --network-key S   the passphrase of a private network (default: the public dongne network)
           --no-dnssd        do not advertise this node or look for others with DNS-SD (Avahi)
@@ -42,7 +44,7 @@ struct CommandLineOptions: Equatable {
             case "--help", "-h": options.showHelp = true
             case "--json": options.json = true
             case "--no-dnssd": options.discovery = false
-            case "--data", "--name", "--channel", "--region", "--port", "--peer", "--network-key":
+            case "--data", "--name", "--channel", "--region", "--port", "--listen", "--peer", "--network-key":
                 guard let value = rest.popFirst(), !value.isEmpty else {
                     return .failure(UsageError(message: "\(argument) needs a value"))
                 }
@@ -64,6 +66,10 @@ struct CommandLineOptions: Equatable {
             guard value != "off" else { port = nil; return nil }
             guard let number = UInt16(value) else { return "--port takes a number from 0 to 65535, or off" }
             port = number
+        case "--listen":
+            let address = value == "localhost" ? "127.0.0.1" : value
+            guard SocketAddress(host: address, port: 1) != nil else { return "--listen takes an IPv4 address, e.g. 127.0.0.1" }
+            listenAddress = address
         case "--peer":
             guard SocketAddress(value) != nil else { return "--peer takes HOST:PORT, e.g. 127.0.0.1:4747" }
             peers.append(value)

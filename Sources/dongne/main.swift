@@ -26,10 +26,11 @@ let clock =
         NodeClock.stepping(from: $0)
     } ?? .system
 let storedName = try? Store.savedDisplayName(inDataDirectory: options.dataDirectory)
-let configuration = Configuration(
+var configuration = Configuration(
     dataDirectory: options.dataDirectory, displayName: options.displayName ?? storedName ?? "anonymous",
     region: options.region, clock: clock, listenPort: options.port, peers: options.peers,
     networkPassphrase: options.networkKey, discovery: options.discovery)
+configuration.listenAddress = options.listenAddress
 
 let node: Node
 do { node = try await Node.start(configuration) } catch { fail("\(error)", status: 1) }

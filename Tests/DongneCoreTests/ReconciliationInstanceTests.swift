@@ -100,6 +100,18 @@ import Testing
         #expect(pair.ends[0].handle(.joinedChanged([Self.channel])) == [.loadItems(Self.channel, for: PeerID(1), answering: nil)])
     }
 
+    @Test func aReconciliationThePeerNoLongerCarriesIsAbandonedNotLeftWaiting() {
+        var end = ReconciliationInstance()
+        _ = end.handle(.peerChannels(PeerID(1), theirs: [Self.channel], joined: [Self.channel]))
+        _ = end.handle(.itemsLoaded(Self.channel, for: PeerID(1), answering: nil, items: Self.items(0..<10)))
+        #expect(end.isReconciling(Self.channel, with: PeerID(1)))
+        // The peer left the channel meanwhile, and answers the opening with the channels it carries.
+        #expect(end.handle(.peerChannels(PeerID(1), theirs: [], joined: [Self.channel])).isEmpty)
+        #expect(!end.isReconciling(Self.channel, with: PeerID(1)))
+        let again = end.handle(.peerChannels(PeerID(1), theirs: [Self.channel], joined: [Self.channel]))
+        #expect(again == [.loadItems(Self.channel, for: PeerID(1), answering: nil)], "and it starts again")
+    }
+
     @Test func aPeerWithNothingToOfferSaysReconciledAtOnce() {
         var pair = Pair(stores: [[], Self.items(0..<10)])
         pair.deliversOffers = false

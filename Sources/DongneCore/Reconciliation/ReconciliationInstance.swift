@@ -88,6 +88,7 @@ public struct ReconciliationInstance: Sendable {
         switch event {
         case .peerChannels(let peer, let theirs, let joined):
             theirChannels[peer] = Set(theirs)
+            abandonUnshared(with: peer)
             return startShared(with: peer, joined: joined)
         case .joinedChanged(let joined):
             return theirChannels.keys.sorted().flatMap { startShared(with: $0, joined: joined) }
@@ -120,6 +121,14 @@ public struct ReconciliationInstance: Sendable {
             begun[peer] = nil
             return []
         }
+    }
+
+    /// A peer that no longer carries a channel (it left it, or answered a `reconcile` with its `channels`)
+    /// will not answer for it: its reconciliation is abandoned rather than left waiting for ever.
+    private mutating func abandonUnshared(with peer: PeerID) {
+        let theirs = theirChannels[peer, default: []]
+        running[peer] = running[peer]?.filter { theirs.contains($0.key) }
+        starting[peer] = starting[peer]?.filter { theirs.contains($0) }
     }
 
     /// Starts every channel both ends carry that was not reconciled with the peer since both carried it: a

@@ -191,3 +191,21 @@ final class Blackhole: Sendable {
 
     func close() { descriptors.forEach { _ = Glibc.close($0) } }
 }
+
+/// `--listen`: a node can accept peers on one address only.
+@Suite struct ListenAddressTests {
+    @Test func aNodeListensOnTheAddressItIsGivenAndPeersReachIt() async throws {
+        let a = try NodeProcess(name: "민지", extra: ["--listen", "127.0.0.1"])
+        defer { a.stop() }
+        #expect(await a.waitFor { ($0["address"] as? String)?.hasPrefix("127.0.0.1:") == true && $0["event"] as? String == "listening" })
+        let b = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(try await a.listeningPort())"])
+        defer { b.stop() }
+        #expect(await b.waitFor { $0["event"] as? String == "peer-joined" })
+    }
+
+    @Test func anAddressThatIsNotIPv4IsRefusedWithWhatItTakes() throws {
+        let result = try REPLProcess.run(["--listen", "nonsense"], input: "")
+        #expect(result.status == 2)
+        #expect(result.errors.contains("--listen takes an IPv4 address, e.g. 127.0.0.1"))
+    }
+}
