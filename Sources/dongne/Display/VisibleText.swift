@@ -27,14 +27,7 @@ enum VisibleText {
     /// `<U+XXXX>`, and the name put in quotes when it holds what could be read as the line's own structure (a
     /// fingerprint in parentheses, a colon, a leading `#` or `*`), or spaces at its ends.
     static func name(_ name: String) -> String {
-        var result = ""
-        for scalar in name.unicodeScalars {
-            let hidden =
-                isControl(scalar) || isDirectional(scalar) || isSeparator(scalar)
-                || scalar.properties.generalCategory == .format || scalar.properties.isDefaultIgnorableCodePoint
-                || (scalar.properties.isWhitespace && scalar != " ")
-            result += hidden ? escaped(scalar) : String(scalar)
-        }
+        let result = label(name, showingSpacesOtherThanSpace: true)
         let structural = result.contains { "():\"#*!<>".contains($0) }
         let padded = result.first == " " || result.last == " " || result.isEmpty
         return structural || padded ? "\"" + result.replacingOccurrences(of: "\"", with: "\\\"") + "\"" : result
@@ -43,11 +36,17 @@ enum VisibleText {
     /// A channel name: every invisible or zero-width character and direction override shown as `<U+XXXX>`
     /// (a name's spaces are its own, so it is not quoted).
     static func channel(_ name: String) -> String {
+        label(name, showingSpacesOtherThanSpace: false)
+    }
+
+    /// A name with every character that could hide or reorder something shown as `<U+XXXX>`.
+    private static func label(_ text: String, showingSpacesOtherThanSpace: Bool) -> String {
         var result = ""
-        for scalar in name.unicodeScalars {
+        for scalar in text.unicodeScalars {
             let hidden =
                 isControl(scalar) || isDirectional(scalar) || isSeparator(scalar)
                 || scalar.properties.generalCategory == .format || scalar.properties.isDefaultIgnorableCodePoint
+                || (showingSpacesOtherThanSpace && scalar.properties.isWhitespace && scalar != " ")
             result += hidden ? escaped(scalar) : String(scalar)
         }
         return result
