@@ -21,6 +21,8 @@ actor PeerNetwork {
         let isOutbound: Bool
         var peer: PublicKey?
         var refused = 0
+        /// Messages of types this version does not know, ignored.
+        var unknownMessages = 0
         var rateLimited = 0
         var tokens = PeerNetwork.burst
         /// Documents from this peer being checked and stored.
@@ -50,6 +52,8 @@ actor PeerNetwork {
     /// Documents a peer may send at once, and per second over time: above what a core can verify, so that an
     /// honest catch-up is never slowed, yet bounded.
     static let burst = 30_000.0
+    /// Messages of unknown types a session may carry (PROTOCOL.md §2.4): far more than a later version sends.
+    static let unknownMessageLimit = 10_000
     static let documentsPerSecond = 30_000.0
     /// Documents from one peer that may wait for their checks at once: beyond it (a peer sending faster than
     /// this node verifies), batches are dropped unacknowledged, so memory stays bounded. A sender's full window
@@ -280,7 +284,9 @@ actor PeerNetwork {
             case .send(let bytes): link.connection.send(bytes)
             case .established(let peer): established(id, peer: peer)
             case .deliver(let bytes):
-                guard let message = try? GossipMessage(wireBytes: bytes) else {
+                let message: GossipMessage
+                do { message = try GossipMessage(wireBytes: bytes) } catch {
+                    if case .unknownType = error, ignoreUnknownMessage(on: id) { continue }
                     return closeLink(id, "malformed gossip")
                 }
                 handle(message, from: id)
@@ -291,6 +297,13 @@ actor PeerNetwork {
             case .close(let reason): closeLink(id, "\(reason)")
             }
         }
+    }
+
+    /// A message of a later version's type is ignored and counted; whether the session may go on (a peer
+    /// that sends more of them than any version would is cut off).
+    private func ignoreUnknownMessage(on id: PeerID) -> Bool {
+        links[id]?.unknownMessages += 1
+        return (links[id]?.unknownMessages ?? 0) <= Self.unknownMessageLimit
     }
 
     func established(_ id: PeerID, peer: PublicKey) {

@@ -212,8 +212,14 @@ import Testing
     }
 
     @Test func malformedAndOversizeMessagesAreRefused() {
+        #expect(throws: GossipMessage.WireError.unknownType(9), "a later version's type: ignored, not fatal") {
+            try GossipMessage(wireBytes: CBOREncoder.encode(.array([.unsigned(9), .text("anything")])))
+        }
+        #expect(throws: GossipMessage.WireError.shape, "a known type with another shape") {
+            try GossipMessage(wireBytes: CBOREncoder.encode(.array([.unsigned(6)])))
+        }
         #expect(throws: GossipMessage.WireError.shape) {
-            try GossipMessage(wireBytes: CBOREncoder.encode(.array([.unsigned(9)])))
+            try GossipMessage(wireBytes: CBOREncoder.encode(.array([.text("9")])))
         }
         #expect(throws: GossipMessage.WireError.shape) {
             try GossipMessage(wireBytes: CBOREncoder.encode(.array([.unsigned(1), .array([.text("x")])])))

@@ -29,7 +29,13 @@ extension GossipMessage {
         case shape
         /// More documents or acknowledgements than the limits allow.
         case tooMany
+        /// A message of a type this version does not know (a number above the last it knows): a later
+        /// version's, which a node ignores and counts rather than ending the session (PROTOCOL.md §2.4).
+        case unknownType(UInt64)
     }
+
+    /// The highest message type this version knows (`datagrams`).
+    public static let lastKnownType: UInt64 = 6
 
     /// How many bytes ``wireBytes`` has, counted without encoding (for a batch, which a sender sizes against a
     /// datagram's room once per peer and document; other messages are encoded to count them).
@@ -144,7 +150,7 @@ extension GossipMessage {
             else { throw .shape }
             self = .datagrams(port: port, index: index)
         default:
-            throw .shape
+            throw kind > Self.lastKnownType ? .unknownType(kind) : .shape
         }
     }
 
