@@ -50,7 +50,8 @@ struct ConsoleLine: Sendable, Equatable {
     static func message(_ message: MessageSnapshot, _ style: MessageStyle) -> ConsoleLine {
         var fields: [String: any Sendable] = [
             "channel": style.channel, "id": message.id.hex, "ref": style.ref, "author": Hex.encode(message.author.bytes),
-            "fingerprint": style.fingerprint, "name": message.senderName, "created": message.created,
+            "fingerprint": message.author.fingerprint.full, "shownFingerprint": style.fingerprint,
+            "name": message.senderName, "created": message.created,
             "reportCount": message.reportCount, "pending": message.metadata.hasPendingWrites,
         ]
         let body: String

@@ -68,7 +68,7 @@ struct PeerCommands: Sendable {
             text: "* peer \(peer.identity.fingerprint.short) (\(name)) \(verb), \(direction) \(peer.address)",
             event: event,
             fields: [
-                "fingerprint": peer.identity.fingerprint.short, "author": Hex.encode(peer.identity.bytes),
+                "fingerprint": peer.identity.fingerprint.full, "author": Hex.encode(peer.identity.bytes),
                 "name": names[peer.identity] ?? "?", "address": peer.address, "outbound": peer.isOutbound,
                 "refused": peer.refused, "rateLimited": peer.rateLimited, "datagramsDropped": peer.datagramsDropped,
             ].merging(extra) { first, _ in first })

@@ -393,7 +393,11 @@ final class Session: Sendable {
         console.write(
             ConsoleLine(
                 text: "* \(VisibleText.name(old)) (\(fingerprint)) is now known as \(VisibleText.name(message.senderName))",
-                event: "nick", fields: ["fingerprint": fingerprint, "old": old, "name": message.senderName]))
+                event: "nick",
+                fields: [
+                    "author": Hex.encode(message.author.bytes), "fingerprint": message.author.fingerprint.full,
+                    "old": old, "name": message.senderName,
+                ]))
     }
 
     /// Messages in a channel the user is not looking at: counted, and said once when the first arrives.
@@ -476,7 +480,7 @@ final class Session: Sendable {
                 ConsoleLine(
                     text: "* \(VisibleText.name(name)) (\(fingerprint)) \(status)", event: "name",
                     fields: [
-                        "name": name, "fingerprint": fingerprint, "author": Hex.encode(key.bytes),
+                        "name": name, "fingerprint": key.fingerprint.full, "author": Hex.encode(key.bytes),
                         "connected": connected.contains(key),
                     ]))
         }
@@ -542,7 +546,9 @@ final class Session: Sendable {
             console.write(
                 ConsoleLine(
                     text: "* blocked \(key.fingerprint.short) (\(VisibleText.name(names[key] ?? "?")))", event: "blocked",
-                    fields: ["fingerprint": key.fingerprint.short, "name": names[key] ?? ""]))
+                    fields: [
+                        "author": Hex.encode(key.bytes), "fingerprint": key.fingerprint.full, "name": names[key] ?? "",
+                    ]))
         }
     }
 

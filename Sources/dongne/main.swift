@@ -52,7 +52,7 @@ console.write(
         text: "* dongne: you are \(node.displayName) (\(node.publicKey.fingerprint.short)); /help lists the commands",
         event: "started",
         fields: [
-            "name": node.displayName, "fingerprint": node.publicKey.fingerprint.full,
+            "schema": 1, "name": node.displayName, "fingerprint": node.publicKey.fingerprint.full,
             "author": Hex.encode(node.publicKey.bytes), "store": node.storePath,
         ]))
 if let address = node.listeningAddress {

@@ -185,3 +185,35 @@ final class ErrorCollector: @unchecked Sendable {
         #expect(String(decoding: data, as: UTF8.self) == expected)
     }
 }
+
+/// The `--json` interface is a documented one (`Protocol/REPL-JSON.md`): every event the REPL can print is in
+/// its table, and every person is named by the same full fingerprint.
+@Suite struct JSONSchemaTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    @Test func everyEventTheREPLPrintsIsDocumented() throws {
+        let document = try String(
+            contentsOf: Self.root.appendingPathComponent("Protocol/REPL-JSON.md"), encoding: .utf8)
+        let sources = Self.root.appendingPathComponent("Sources/dongne")
+        let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+        var events: Set<String> = []
+        for file in files {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for match in text.matches(of: /event: "([a-z-]+)"/) { events.insert(String(match.1)) }
+        }
+        #expect(events.count > 20, "the REPL's events were found: \(events)")
+        for event in events.sorted() {
+            #expect(document.contains("| `\(event)` |"), "\(event) is not in Protocol/REPL-JSON.md")
+        }
+    }
+
+    @Test func everyFingerprintInTheJSONTranscriptIsTheFullOne() throws {
+        let output = try String(contentsOf: TranscriptTests.folder.appendingPathComponent("json.out"), encoding: .utf8)
+        for line in output.split(separator: "\n") {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            if let fingerprint = object?["fingerprint"] as? String { #expect(fingerprint.count == 52, "\(line)") }
+        }
+    }
+}
