@@ -307,9 +307,6 @@ final class Session: Sendable {
                 state.feeds[channel] = feed
                 state.holdStarted[channel] = nil
                 for item in items { self?.show(item, in: channel, &state) }
-                if feed.window.isEmpty, state.current == channel, items.contains(.page([])) {
-                    self?.console.write(.notice("no messages in \(VisibleText.channel(feed.name.value)) yet"))
-                }
             }
         }
     }
@@ -318,7 +315,9 @@ final class Session: Sendable {
         let isCurrent = state.current == channel
         switch item {
         case .page(let messages):
-            if isCurrent {
+            if isCurrent, messages.isEmpty, let feed = state.feeds[channel], feed.window.isEmpty {
+                console.write(.notice("no messages in \(VisibleText.channel(feed.name.value)) yet"))
+            } else if isCurrent {
                 printMessages(messages, in: channel, marker: state.lastSeen[channel], &state)
             } else if state.viewed.contains(channel) {  // a page that waited while the user looked elsewhere
                 let mark = state.lastSeen[channel]
