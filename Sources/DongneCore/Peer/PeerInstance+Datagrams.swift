@@ -1,0 +1,59 @@
+/// Datagrams (PROTOCOL.md §2.7): a new batch small enough goes to a peer as one encrypted UDP datagram under
+/// keys from the session's handshake hash; anything larger, and every resending, goes over the session.
+extension PeerInstance {
+    /// A new session gets its datagram keys and an index of its own, and tells the peer where to send.
+    mutating func offerDatagrams(on id: PeerID, handshakeHash: [UInt8]) {
+        guard let port = datagramPort, let link = links[id] else { return }
+        var index = UInt32.random(in: 1...UInt32.max, using: &random)
+        while datagramSessions[index] != nil { index = UInt32.random(in: 1...UInt32.max, using: &random) }
+        links[id]?.datagram = DatagramChannel(
+            handshakeHash: handshakeHash, role: link.isOutbound ? .initiator : .responder)
+        links[id]?.datagramIndex = index
+        datagramSessions[index] = id
+        send(.datagrams(port: port, index: index), to: id)
+    }
+
+    /// The peer takes datagrams for this session at its session's host on `port`.
+    mutating func routeDatagrams(on id: PeerID, port: UInt16, index: UInt32) {
+        guard let host = links[id]?.remote.host else { return }
+        links[id]?.datagramRoute = (PeerAddress(host: host, port: port), index)
+        followGossip(gossip.handle(.datagramsReady(id, maximumPayloadBytes: DatagramChannel.maximumPayloadBytes)))
+    }
+
+    /// Seals batches as datagrams, each sent over its session instead when its peer has no route or it does not
+    /// fit.
+    mutating func sendDatagrams(_ messages: [(message: GossipMessage, to: PeerID)]) {
+        var sealed: [OutgoingDatagram] = []
+        for (message, id) in messages {
+            guard var link = links[id], let route = link.datagramRoute, var channel = link.datagram,
+                let bytes = channel.seal(message.wireBytes, receiverIndex: route.index)
+            else {
+                send(message, to: id)
+                continue
+            }
+            link.datagram = channel
+            link.lastSent = now
+            links[id] = link
+            sealed.append(OutgoingDatagram(peer: id, address: route.address, bytes: bytes, message: message))
+        }
+        if !sealed.isEmpty { output.append(.sendDatagrams(sealed)) }
+    }
+
+    /// Cheap checks (index, size, replay window, MAC) before anything reads it; a datagram that opens must hold
+    /// a batch, which then takes the same path as one from the session.
+    mutating func receivedDatagram(_ bytes: [UInt8]) {
+        guard let index = DatagramChannel.receiverIndex(of: bytes), let id = datagramSessions[index],
+            var link = links[id], var channel = link.datagram
+        else { return }
+        guard let payload = channel.open(bytes) else {
+            links[id]?.datagramsDropped += 1
+            return
+        }
+        link.datagram = channel
+        links[id] = link
+        guard let message = try? GossipMessage(wireBytes: payload), case .batch = message else {
+            return close(id, "malformed datagram")
+        }
+        route(message, from: id)
+    }
+}

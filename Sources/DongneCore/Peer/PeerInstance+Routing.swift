@@ -1,0 +1,91 @@
+/// The routing of session messages between the cores, and of each core's directives to the shell or to the
+/// other core.
+extension PeerInstance {
+    mutating func route(_ message: GossipMessage, from id: PeerID) {
+        retireReplacedSession(of: id)
+        guard links[id] != nil else { return }
+        switch message {
+        case .channels(let channels):
+            followGossip(gossip.handle(.received(message, from: id)))
+            follow(reconciliation.handle(.peerChannels(id, theirs: channels, joined: joined)))
+        case .reconcile, .request, .reconciled:
+            follow(reconciliation.handle(.received(message, from: id)))
+        case .datagrams(let port, let index):
+            routeDatagrams(on: id, port: port, index: index)
+        case .batch(_, let documents, _, _):
+            // Rate before anything else: a flood is dropped unacknowledged (an honest sender resends later).
+            guard takeTokens(documents.count, on: id) else { return }
+            followGossip(gossip.handle(.received(message, from: id)))
+        case .acknowledge:
+            followGossip(gossip.handle(.received(message, from: id)))
+        }
+    }
+
+    /// A message to a peer over its session; any message counts as keepalive.
+    mutating func send(_ message: GossipMessage, to id: PeerID) {
+        guard links[id] != nil else { return }
+        links[id]?.lastSent = now
+        output.append(.send(message, to: id))
+    }
+
+    mutating func joinedChanged(_ channels: [ChannelID]) {
+        joined = channels.sorted()
+        for id in links.keys.sorted() where links[id]?.peer != nil { send(.channels(joined), to: id) }
+        follow(reconciliation.handle(.joinedChanged(joined)))
+    }
+
+    /// Carries out gossip's directives. The documents of one batch are checked and stored together, and a new
+    /// message's datagrams leave together, to every peer at once.
+    mutating func followGossip(_ directives: [GossipInstance.Directive]) {
+        var admissions: [(document: UnverifiedDocument, from: PeerID)] = []
+        var datagrams: [(message: GossipMessage, to: PeerID)] = []
+        for directive in directives {
+            switch directive {
+            case .send(let message, let peer): send(message, to: peer)
+            case .sendDatagram(let message, let peer): datagrams.append((message, peer))
+            case .admit(let document, let peer): admissions.append((document, peer))
+            case .misbehaved(let peer, let count): refuse(count, from: peer)
+            case .wake(let at): gossipWake = min(gossipWake ?? at, at)
+            case .delivered(let ids, let peer):
+                output.append(.acknowledged(ids))
+                follow(reconciliation.handle(.delivered(ids, to: peer)))
+                follow(reconciliation.handle(.queueLength(gossip.queuedCount(for: peer), of: peer)))
+                reportIfAllDelivered(to: peer)
+            }
+        }
+        sendDatagrams(datagrams)
+        admit(admissions)
+    }
+
+    /// Carries out reconciliation's directives.
+    mutating func follow(_ directives: [ReconciliationInstance.Directive]) {
+        for directive in directives {
+            switch directive {
+            case .send(let message, let peer): send(message, to: peer)
+            case .loadItems(let channel, let peer, let payload):
+                // A node answers only for channels it carries; for another it says which it carries, so that
+                // the initiator abandons that one instead of waiting for an answer.
+                if payload != nil && !joined.contains(channel) {
+                    send(.channels(joined), to: peer)
+                    continue
+                }
+                output.append(.loadItems(channel, for: peer, answering: payload))
+            case .offer(let ids, let peer): output.append(.loadDocuments(ids, for: peer))
+            case .reconciled(let channel): output.append(.reconciled(channel))
+            case .disconnect(let peer, let reason): close(peer, reason)
+            }
+        }
+    }
+
+    /// Stored documents reconciliation offered go to gossip for the peer.
+    mutating func offer(_ documents: [GossipDocument], to peer: PeerID) {
+        if !documents.isEmpty { followGossip(gossip.handle(.offer(documents, to: peer))) }
+        reportIfAllDelivered(to: peer)
+    }
+
+    /// Tells reconciliation when the peer has acknowledged everything gossip had for it.
+    private mutating func reportIfAllDelivered(to peer: PeerID) {
+        guard links[peer] != nil, gossip.unacknowledgedCount(for: peer) == 0 else { return }
+        follow(reconciliation.handle(.allDelivered(peer)))
+    }
+}

@@ -1,0 +1,94 @@
+/// Connections and sessions: a link from open to end, one session per peer, and the status lines that follow
+/// the peer rather than its sessions (a peer joins with its first session and leaves with its last).
+extension PeerInstance {
+    mutating func opened(_ id: PeerID, remote: PeerAddress, dialled: PeerAddress?) {
+        guard !stopped else { return output.append(.close(id, reason: "the node is stopping")) }
+        let tokens = TokenBucket(
+            capacity: settings.burst, ratePerSecond: settings.documentsPerSecond, now: now)
+        links[id] = PeerLink(remote: remote, dialled: dialled, now: now, tokens: tokens)
+    }
+
+    mutating func established(_ id: PeerID, peer: PublicKey, handshakeHash: [UInt8]) {
+        guard let link = links[id] else { return }
+        guard peer != identity else {
+            if let address = link.dialled { dialTargets[address] = nil }  // this node's own address: never again
+            return close(id, "that address is this node itself")
+        }
+        if let until = banned[peer], now < until {
+            return close(id, "ignored for a while: it sent too many invalid documents")
+        }
+        let alreadyConnected = links.values.contains { $0.peer == peer }
+        links[id]?.peer = peer
+        links[id]?.lastHeard = now
+        settleDuplicate(id, peer: peer)
+        guard links[id] != nil else { return }  // it was a duplicate, and is closed
+        if let address = link.dialled {
+            dialTargets[address] = 0
+            output.append(.remember(address))
+        }
+        followGossip(gossip.handle(.connected(id, channels: [], tag: PeerTag(identity: peer))))
+        send(.channels(joined), to: id)
+        offerDatagrams(on: id, handshakeHash: handshakeHash)
+        if !alreadyConnected, let summary = links[id]?.summary { output.append(.notify(.joined(summary))) }
+    }
+
+    /// Ends a link now, with a reason for the user.
+    mutating func close(_ id: PeerID, _ reason: String) {
+        guard links[id] != nil else { return }
+        output.append(.close(id, reason: reason))
+        closed(id, reason: reason)
+    }
+
+    /// Ends a link with a goodbye, after what is already queued on it.
+    mutating func retire(_ id: PeerID) {
+        guard links[id] != nil else { return }
+        output.append(.sayGoodbye(id))
+        closed(id, reason: "\(SessionError.goodbye)")
+    }
+
+    /// Forgets a link that ended. A dialled address is dialled again after a pause, unless the peer is still
+    /// connected through another session (a duplicate closed): then only once that peer's last session ends.
+    mutating func closed(_ id: PeerID, reason: String) {
+        guard let link = links.removeValue(forKey: id) else { return }
+        follow(reconciliation.handle(.disconnected(id)))
+        if let index = link.datagramIndex { datagramSessions[index] = nil }
+        let stillConnected = link.peer.map { peer in links.values.contains { $0.peer == peer } } ?? false
+        if stillConnected, let address = link.dialled, let peer = link.peer {
+            coveredAddresses[address] = peer
+        } else if let address = link.dialled {
+            scheduleRedial(address)
+        }
+        if !stillConnected, let peer = link.peer {
+            for (covered, owner) in coveredAddresses.sorted(by: { $0.key < $1.key }) where owner == peer {
+                coveredAddresses[covered] = nil
+                scheduleRedial(covered)
+            }
+        }
+        followGossip(gossip.handle(.disconnected(id)))
+        if stillConnected { return }
+        if let summary = link.summary {
+            output.append(.notify(.left(summary, reason: reason)))
+        } else {
+            output.append(.notify(.refused(address: link.remote, reason: reason)))
+        }
+    }
+
+    /// A message over a session: parsed, then routed to the core it is for. A message of a later version's
+    /// type is ignored and counted (a peer that sends more of them than any version would is cut off);
+    /// anything else that does not parse ends the session.
+    mutating func received(_ bytes: [UInt8], on id: PeerID) {
+        guard links[id] != nil else { return }
+        links[id]?.lastHeard = now
+        let message: GossipMessage
+        do { message = try GossipMessage(wireBytes: bytes) } catch {
+            if case .unknownType = error, ignoreUnknownMessage(on: id) { return }
+            return close(id, "malformed gossip")
+        }
+        route(message, from: id)
+    }
+
+    private mutating func ignoreUnknownMessage(on id: PeerID) -> Bool {
+        links[id]?.unknownMessages += 1
+        return (links[id]?.unknownMessages ?? 0) <= settings.unknownMessageLimit
+    }
+}

@@ -1,0 +1,317 @@
+/// A node's peers, as a pure value: every rule between its connections and its protocol cores, with events in
+/// and directives out, and the time passed in with every event.
+///
+/// It embeds the gossip of documents (``GossipInstance``), their reconciliation (``ReconciliationInstance``)
+/// and what DNS-SD found (``DiscoveryDirectory``), and owns what lies between them: the table of links, one
+/// session per peer, dialling and redialling, keepalive and liveness, rate limits, refusals and bans, datagram
+/// routes, when a received message may show before its signature is checked, and the anti-entropy rounds. It
+/// reads no clock, draws from the generator it was given, and does no I/O: the shell (`PeerNetwork`) turns
+/// sockets, timers and store reads into ``Event``s and carries out the ``Directive``s, in order.
+///
+/// Sessions themselves (the Noise handshake and transport) are ``SecureSession``s the shell keeps beside each
+/// connection: the core sees a connection open, its peer's identity proved, the plaintext of each message, and
+/// the connection end.
+public struct PeerInstance: Sendable {
+    /// Something that happened, as the shell saw it.
+    public enum Event: Sendable, Equatable {
+        /// A connection is open: accepted (`dialled` nil) or dialled to `dialled`. Its session is starting.
+        case opened(PeerID, remote: PeerAddress, dialled: PeerAddress?)
+        /// A dial to this address failed.
+        case dialFailed(PeerAddress)
+        /// The session's handshake proved the peer's identity; the session's handshake hash names it.
+        case established(PeerID, peer: PublicKey, handshakeHash: [UInt8])
+        /// A message arrived over the session (its plaintext).
+        case message(PeerID, [UInt8])
+        /// The connection ended (the peer closed it, said goodbye, or broke the session), and why.
+        case closed(PeerID, reason: String)
+        /// A UDP datagram arrived on the node's datagram socket.
+        case datagram([UInt8])
+        /// The system refused to send these datagrams: their batches go over the sessions instead.
+        case datagramsRefused([OutgoingDatagram])
+        /// The node takes datagrams on this UDP port.
+        case datagramPort(UInt16)
+        /// The user asked to stay connected to this address.
+        case connect(PeerAddress)
+        /// This node advertises itself under this DNS-SD instance name (which it never dials).
+        case advertised(instance: String)
+        /// DNS-SD reported something.
+        case discovered(DiscoveryDirectory.Event)
+        /// This node wrote a document (queued for its store).
+        case published(GossipDocument, channel: ChannelID?)
+        /// The channels this node carries (at start, and whenever the user joins or leaves one).
+        case joinedChanged([ChannelID])
+        /// The items of a channel that a ``Directive/loadItems(_:for:answering:)`` asked for.
+        case itemsLoaded(ChannelID, for: PeerID, answering: [UInt8]?, items: [NegentropyItem])
+        /// The stored documents that a ``Directive/loadDocuments(_:for:)`` asked for (those found).
+        case documentsLoaded([GossipDocument], for: PeerID)
+        /// Documents a ``Directive/check(_:from:mode:)`` asked for were checked: these are valid and new (they
+        /// may be forwarded); `forger` sent one of its own whose signature failed.
+        case checked(verified: [DocumentID], forger: PublicKey?)
+        /// Documents a ``Directive/check(_:from:mode:)`` asked for are done: stored, refused, or not stored.
+        case settled([Admission])
+        /// The time a ``Directive/wake(at:)`` asked for has come (or any later one).
+        case timer
+        /// The node is stopping: say goodbye to every peer, and dial no more.
+        case stop
+    }
+
+    /// What the shell must do, in order.
+    public enum Directive: Sendable, Equatable {
+        /// Send a message to a peer over its session.
+        case send(GossipMessage, to: PeerID)
+        /// Send these sealed datagrams, all at once; answer ``Event/datagramsRefused(_:)`` with those the
+        /// system refused.
+        case sendDatagrams([OutgoingDatagram])
+        /// Close the connection now (the core has forgotten it).
+        case close(PeerID, reason: String)
+        /// Say goodbye over the session, then close the connection once what is queued is written (the core has
+        /// forgotten it).
+        case sayGoodbye(PeerID)
+        /// Open a connection to this address; answer ``Event/opened(_:remote:dialled:)`` or
+        /// ``Event/dialFailed(_:)``.
+        case dial(PeerAddress)
+        /// Check these received documents, in the way `mode` says; answer ``Event/checked(verified:forger:)``
+        /// (unless the mode says it may be skipped) and ``Event/settled(_:)``.
+        case check([UnverifiedDocument], from: PeerID, mode: CheckMode)
+        /// Read a channel's reconciliation items from the store; answer ``Event/itemsLoaded(_:for:answering:items:)``.
+        case loadItems(ChannelID, for: PeerID, answering: [UInt8]?)
+        /// Read these documents from the store; answer ``Event/documentsLoaded(_:for:)``.
+        case loadDocuments([DocumentID], for: PeerID)
+        /// A peer stored these documents (the node's own writes among them are no longer pending).
+        case acknowledged([DocumentID])
+        /// A peer handed over everything it had of this channel.
+        case reconciled(ChannelID)
+        /// Remember this address, where a peer was reached, for the next start.
+        case remember(PeerAddress)
+        /// Tell the user.
+        case notify(PeerNotice)
+        /// Deliver ``Event/timer`` at this time (replaces any earlier request).
+        case wake(at: UInt64)
+    }
+
+    /// How the shell checks a batch of received documents.
+    public enum CheckMode: Sendable, Equatable {
+        /// They came straight from their author over an authenticated session: show the new messages at once
+        /// and check the signatures off the loop. When all hold and `forwarding` is false (no peer would get
+        /// them), the checking thread may store them itself and answer only ``Event/settled(_:)``.
+        case showFirst(forwarding: Bool)
+        /// A few: check them at once, on the loop, before anything else.
+        case inPlace
+        /// Many (a catch-up): check them off the loop, so that the loop keeps serving sessions.
+        case offLoop
+    }
+
+    /// How a received document ended.
+    public struct Admission: Sendable, Equatable {
+        /// The outcome.
+        public enum Outcome: Sendable, Equatable {
+            /// Stored (or stored already).
+            case stored
+            /// It breaks a rule (a signature that fails, say): refused, and counted against its sender.
+            case invalid
+            /// The store failed (its disk is full, say): its sender sends it again later.
+            case storeFailed
+        }
+
+        /// The document.
+        public let id: DocumentID
+        /// The session it came over.
+        public let from: PeerID
+        /// How it ended.
+        public let outcome: Outcome
+
+        /// An admission's end.
+        public init(_ id: DocumentID, from: PeerID, _ outcome: Outcome) {
+            self.id = id
+            self.from = from
+            self.outcome = outcome
+        }
+    }
+
+    /// The knobs, in milliseconds and counts; `Protocol/PROTOCOL.md` §2.6 lists the defaults.
+    public struct Settings: Sendable, Equatable {
+        /// Invalid documents after which a session ends and its identity is ignored for ``banDuration``.
+        public var refusalLimit = 100
+        public var banDuration: UInt64 = 600_000
+        /// Documents a peer may send at once, and per second over time: above what a core can verify, so that
+        /// an honest catch-up is never slowed, yet bounded.
+        public var burst = 30_000.0
+        public var documentsPerSecond = 30_000.0
+        /// Documents from one peer that may wait for their checks at once: beyond it, batches are dropped
+        /// unacknowledged (their sender sends them again). A sender's full window (32 batches of 256) fits.
+        public var maximumAdmitting = 10_000
+        /// Documents of one session shown before their checks and not done yet, at most.
+        public var maximumShownUnchecked = 32
+        /// Batches of at most this many documents are checked at once on the loop (a live chat); larger ones
+        /// off it.
+        public var documentsCheckedInPlace = 4
+        /// Messages of unknown types a session may carry (PROTOCOL.md §2.4): far more than a later version sends.
+        public var unknownMessageLimit = 10_000
+        /// Every session sends something at least this often; one silent for longer than ``silenceLimit`` ends.
+        public var keepaliveInterval: UInt64 = 2_000
+        public var silenceLimit: UInt64 = 6_000
+        /// How often sessions are looked at for keepalive and silence.
+        public var livenessCheckInterval: UInt64 = 1_000
+        /// How often each joined channel is reconciled with one random peer that carries it.
+        public var antiEntropyInterval: UInt64 = 30_000
+        /// The pause before dialling a lost address again: the first, doubling up to the longest. Short, for a
+        /// LAN: after a partition heals, a session comes back within one pause and a dial.
+        public var firstRedialPause: UInt64 = 1_000
+        public var longestRedialPause: UInt64 = 4_000
+        /// The gossip core's settings.
+        public var gossip = GossipInstance.Settings()
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// The settings in force.
+    public let settings: Settings
+    /// This node's identity.
+    public let identity: PublicKey
+    var gossip: GossipInstance
+    var reconciliation = ReconciliationInstance()
+    var directory = DiscoveryDirectory(ownInstance: "")
+    var random: SplitMix64
+    var links: [PeerID: PeerLink] = [:]
+    var now: UInt64
+    var stopped = false
+    /// The channels this node carries, sorted.
+    var joined: [ChannelID] = []
+    /// Addresses to stay connected to, with the pause before the next dial, and when that dial is due.
+    var dialTargets: [PeerAddress: UInt64] = [:]
+    var redialAt: [PeerAddress: UInt64] = [:]
+    /// Dialled addresses whose session turned out to duplicate one with the same peer: dialled again only once
+    /// that peer's last session ends.
+    var coveredAddresses: [PeerAddress: PublicKey] = [:]
+    /// Identities ignored until a time, for having sent too many invalid documents.
+    var banned: [PublicKey: UInt64] = [:]
+    /// Identities whose documents are checked before they show: each sent one of its own whose signature failed.
+    var checkedFirst: Set<PublicKey> = []
+    /// The UDP port this node takes datagrams on, once it has one; sessions by the index their datagrams carry.
+    var datagramPort: UInt16?
+    var datagramSessions: [UInt32: PeerID] = [:]
+    var nextLivenessCheck: UInt64
+    var nextAntiEntropy: UInt64
+    /// When gossip asked to be woken, and the time the shell was last asked to wake the core.
+    var gossipWake: UInt64?
+    var armed: UInt64?
+    /// The directives of the event being handled.
+    var output: [Directive] = []
+
+    /// A node's peers, none yet, at `now`; `random` makes every random choice (seed it from the system in a
+    /// node, with a constant in a test).
+    public init(identity: PublicKey, now: UInt64, random: SplitMix64, settings: Settings = Settings()) {
+        self.identity = identity
+        self.now = now
+        self.random = random
+        self.settings = settings
+        gossip = GossipInstance(settings: settings.gossip)
+        nextLivenessCheck = now + settings.livenessCheckInterval
+        nextAntiEntropy = now + settings.antiEntropyInterval
+    }
+
+    /// Handles one event at `now` (milliseconds on a clock that never goes back); what the shell must do.
+    public mutating func handle(_ event: Event, now: UInt64) -> [Directive] {
+        self.now = max(self.now, now)
+        output = []
+        advanceGossipClock()
+        switch event {
+        case .opened(let id, let remote, let dialled): opened(id, remote: remote, dialled: dialled)
+        case .dialFailed(let address): scheduleRedial(address)
+        case .established(let id, let peer, let hash): established(id, peer: peer, handshakeHash: hash)
+        case .message(let id, let bytes): received(bytes, on: id)
+        case .closed(let id, let reason): closed(id, reason: reason)
+        case .datagram(let bytes): receivedDatagram(bytes)
+        case .datagramsRefused(let datagrams):
+            for datagram in datagrams { send(datagram.message, to: datagram.peer) }
+        case .datagramPort(let port): datagramPort = port
+        case .connect(let address): connect(to: address)
+        case .advertised(let instance): directory = DiscoveryDirectory(ownInstance: instance)
+        case .discovered(let report): follow(directory.handle(report))
+        case .published(let document, let channel):
+            followGossip(gossip.handle(.published(id: document.id, channel: channel, bytes: document.bytes)))
+        case .joinedChanged(let channels): joinedChanged(channels)
+        case .itemsLoaded(let channel, let peer, let payload, let items):
+            follow(reconciliation.handle(.itemsLoaded(channel, for: peer, answering: payload, items: items)))
+        case .documentsLoaded(let documents, let peer): offer(documents, to: peer)
+        case .checked(let verified, let forger): checked(verified, forger: forger)
+        case .settled(let admissions): settle(admissions)
+        case .timer: timer()
+        case .stop: stop()
+        }
+        armTimer()
+        defer { output = [] }
+        return output
+    }
+
+    // MARK: Queries
+
+    /// The established sessions, one per peer (the oldest, while a duplicate is being settled), by identity.
+    public var sessions: [LinkSummary] {
+        var seen: Set<PublicKey> = []
+        return links.keys.sorted().compactMap { links[$0]?.summary }.filter { seen.insert($0.peer).inserted }
+            .sorted { $0.peer < $1.peer }
+    }
+
+    /// The session of a connection, once its peer is known.
+    public func summary(of id: PeerID) -> LinkSummary? { links[id]?.summary }
+
+    /// The DNS-SD services being dialled, by instance name.
+    public var discovered: [String: String] { directory.known }
+
+    // MARK: Time
+
+    /// Gossip hears the time before every event, so that nothing it sends at once carries a stale time.
+    mutating func advanceGossipClock() {
+        if let due = gossipWake, due <= now { gossipWake = nil }
+        followGossip(gossip.handle(.tick(now: now)))
+    }
+
+    /// Asks the shell for one timer, at the earliest time anything is due; only when that time changed.
+    private mutating func armTimer() {
+        guard !stopped else { return }
+        var earliest = min(nextLivenessCheck, nextAntiEntropy)
+        if let gossipWake { earliest = min(earliest, gossipWake) }
+        if let redial = redialAt.values.min() { earliest = min(earliest, redial) }
+        guard earliest != armed else { return }
+        armed = earliest
+        output.append(.wake(at: earliest))
+    }
+
+    private mutating func timer() {
+        armed = nil
+        let due = redialAt.filter { $0.value <= now }.keys.sorted()
+        for address in due {
+            redialAt[address] = nil
+            redial(address)
+        }
+        if now >= nextLivenessCheck {
+            nextLivenessCheck = now + settings.livenessCheckInterval
+            checkLiveness()
+        }
+        if now >= nextAntiEntropy {
+            nextAntiEntropy = now + settings.antiEntropyInterval
+            antiEntropyRound()
+        }
+    }
+
+    private mutating func stop() {
+        stopped = true
+        for id in links.keys.sorted() { retire(id) }
+        redialAt = [:]
+    }
+}
+
+/// A batch sealed as one datagram for one peer, with the message it carries (sent over the session instead
+/// if the system refuses the datagram).
+public struct OutgoingDatagram: Sendable, Equatable {
+    /// The session it belongs to.
+    public let peer: PeerID
+    /// Where the peer takes datagrams.
+    public let address: PeerAddress
+    /// The sealed datagram.
+    public let bytes: [UInt8]
+    /// The batch it carries.
+    public let message: GossipMessage
+}

@@ -1,0 +1,53 @@
+/// What the core knows of one connection: from the moment the shell opens it until it ends.
+struct PeerLink: Sendable {
+    /// The other end of the connection.
+    let remote: PeerAddress
+    /// The address this node dialled, for a session it started.
+    let dialled: PeerAddress?
+    /// The peer's identity, once the handshake proved it.
+    var peer: PublicKey?
+    /// Invalid documents the peer sent.
+    var refused = 0
+    /// Messages of types this version does not know, ignored.
+    var unknownMessages = 0
+    /// Batches dropped for exceeding the token bucket or the bound on documents waiting for their checks.
+    var rateLimited = 0
+    var tokens: TokenBucket
+    /// Documents from this peer being checked and stored.
+    var admitting = 0
+    /// Documents from this peer shown before their checks, whose checks and storing are not done yet.
+    var shownUnchecked: Set<DocumentID> = []
+    /// This session's datagram keys and replay window, once established.
+    var datagram: DatagramChannel?
+    /// Where the peer takes datagrams for this session, and the index it tags them with.
+    var datagramRoute: (address: PeerAddress, index: UInt32)?
+    /// The index this node tags the session's datagrams with.
+    var datagramIndex: UInt32?
+    var datagramsDropped = 0
+    /// Whether the peer has sent anything over the session (so it has the session established too).
+    var hasReceived = false
+    /// When the peer last sent anything, and when this node last sent it anything.
+    var lastHeard: UInt64
+    var lastSent: UInt64
+    /// Sessions with the same peer that close once this one has carried the peer's first message.
+    var replaces: [PeerID] = []
+
+    var isOutbound: Bool { dialled != nil }
+
+    init(remote: PeerAddress, dialled: PeerAddress?, now: UInt64, tokens: TokenBucket) {
+        self.remote = remote
+        self.dialled = dialled
+        self.tokens = tokens
+        lastHeard = now
+        lastSent = now
+    }
+
+    /// The session as the user sees it, once the peer is known.
+    var summary: LinkSummary? {
+        peer.map {
+            LinkSummary(
+                peer: $0, address: remote, isOutbound: isOutbound, refused: refused, rateLimited: rateLimited,
+                datagramsDropped: datagramsDropped)
+        }
+    }
+}

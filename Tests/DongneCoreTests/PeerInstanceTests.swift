@@ -1,0 +1,380 @@
+import DongneCore
+import Testing
+
+/// The peer core, exactly: events in, the directives expected out, with the time given. No sockets, no clock.
+@Suite struct PeerInstanceTests {
+    static let channel = try! ChannelName(normalizing: "서울특별시").id
+    static let other = try! ChannelName(normalizing: "경기도").id
+    static let keys = (1...4).map { SigningKey(seed: [UInt8](repeating: UInt8($0), count: 32))! }
+    /// Keys sorted by identity, so that tests can say which is smaller.
+    static let sorted = keys.sorted { $0.publicKey < $1.publicKey }
+    static let address = PeerAddress(host: "10.0.0.2", port: 7000)
+
+    /// A core for `me`, carrying `channel`, at time 0.
+    static func core(_ me: SigningKey = sorted[1], seed: UInt64 = 1) -> PeerInstance {
+        var core = PeerInstance(identity: me.publicKey, now: 0, random: SplitMix64(seed: seed))
+        _ = core.handle(.joinedChanged([channel]), now: 0)
+        return core
+    }
+
+    /// Opens and establishes a session with `peer`; the directives of the handshake's end.
+    @discardableResult
+    static func establish(
+        _ core: inout PeerInstance, _ id: UInt64, with peer: SigningKey, dialled: PeerAddress? = nil, at now: UInt64 = 0
+    ) -> [PeerInstance.Directive] {
+        let remote = dialled ?? PeerAddress(host: "10.0.0.\(id + 10)", port: 40_000)
+        _ = core.handle(.opened(PeerID(id), remote: remote, dialled: dialled), now: now)
+        return core.handle(.established(PeerID(id), peer: peer.publicKey, handshakeHash: [UInt8](repeating: 9, count: 32)), now: now)
+    }
+
+    static func message(_ message: GossipMessage, on id: UInt64) -> PeerInstance.Event {
+        .message(PeerID(id), message.wireBytes)
+    }
+
+    static func document(by key: SigningKey, _ text: String, in channel: ChannelID = channel) -> UnverifiedDocument {
+        let body = DocumentBody.message(Message(channel: channel, senderName: "x", content: .text(text)))
+        let document = try! Document.sign(body, created: 1_764_400_000_000, by: key)
+        return try! UnverifiedDocument(parsing: document.bytes)
+    }
+
+    static func batch(_ documents: [UnverifiedDocument], sequence: UInt64 = 1) -> GossipMessage {
+        .batch(sequence: sequence, documents: documents.map(\.bytes), acknowledges: [])
+    }
+
+    static func closes(_ directives: [PeerInstance.Directive]) -> [PeerID] {
+        directives.compactMap { if case .close(let id, _) = $0 { id } else { nil } }
+    }
+
+    static func goodbyes(_ directives: [PeerInstance.Directive]) -> [PeerID] {
+        directives.compactMap { if case .sayGoodbye(let id) = $0 { id } else { nil } }
+    }
+
+    static func dials(_ directives: [PeerInstance.Directive]) -> [PeerAddress] {
+        directives.compactMap { if case .dial(let address) = $0 { address } else { nil } }
+    }
+
+    static func wake(_ directives: [PeerInstance.Directive]) -> UInt64? {
+        directives.compactMap { if case .wake(let at) = $0 { at } else { nil } }.last
+    }
+
+    static func checks(_ directives: [PeerInstance.Directive]) -> [PeerInstance.CheckMode] {
+        directives.compactMap { if case .check(_, _, let mode) = $0 { mode } else { nil } }
+    }
+
+    // MARK: Sessions
+
+    @Test func aSessionStartsByTellingThePeerTheChannelsAndTheUserThatItJoined() throws {
+        var core = Self.core()
+        let directives = Self.establish(&core, 1, with: Self.sorted[2], dialled: Self.address)
+        let summary = try #require(core.summary(of: PeerID(1)))
+        #expect(
+            directives == [
+                .remember(Self.address), .send(.channels([Self.channel]), to: PeerID(1)), .notify(.joined(summary)),
+            ])
+        #expect(summary.peer == Self.sorted[2].publicKey && summary.isOutbound)
+    }
+
+    @Test func theSessionDialledByTheSmallerIdentityStaysAndOursGoesOnceItsCarriedAMessage() {
+        // This node is the larger: its own dial loses to the peer's, once the peer's session has been used.
+        var core = Self.core(Self.sorted[3])
+        let smaller = Self.sorted[0]
+        Self.establish(&core, 1, with: smaller, dialled: Self.address)
+        let second = Self.establish(&core, 2, with: smaller)
+        #expect(Self.goodbyes(second).isEmpty && Self.closes(second).isEmpty, "not before the peer used it")
+        #expect(!second.contains { if case .notify = $0 { true } else { false } }, "the peer joined once")
+        let used = core.handle(Self.message(.acknowledge([]), on: 2), now: 10)
+        #expect(Self.goodbyes(used) == [PeerID(1)])
+        #expect(!used.contains { if case .notify = $0 { true } else { false } }, "still connected: no status line")
+        #expect(core.sessions.count == 1)
+
+        // Once the peer's last session ends, the address of the closed dial is dialled again, after a pause.
+        let gone = core.handle(.closed(PeerID(2), reason: "connection closed"), now: 20)
+        #expect(gone.contains(.notify(.left(core.summary(of: PeerID(2)) ?? leftSummary(gone)!, reason: "connection closed"))))
+        #expect(Self.dials(core.handle(.timer, now: 1_019)).isEmpty)
+        #expect(Self.dials(core.handle(.timer, now: 1_020)) == [Self.address])
+    }
+
+    private func leftSummary(_ directives: [PeerInstance.Directive]) -> LinkSummary? {
+        directives.compactMap { if case .notify(.left(let summary, _)) = $0 { summary } else { nil } }.first
+    }
+
+    @Test func theSmallerIdentityKeepsItsDialAndASecondDialOfOurOwnGoesAtOnce() {
+        var core = Self.core(Self.sorted[0])
+        let larger = Self.sorted[3]
+        Self.establish(&core, 1, with: larger, dialled: Self.address)
+        let peerDial = Self.establish(&core, 2, with: larger)
+        #expect(Self.goodbyes(peerDial).isEmpty, "only a session's dialler closes it for being a duplicate")
+        let ownSecond = Self.establish(&core, 3, with: larger, dialled: PeerAddress(host: "10.0.0.3", port: 7000))
+        #expect(Self.goodbyes(ownSecond) == [PeerID(3)])
+    }
+
+    @Test func aNodeThatDialsItselfNeverDialsThatAddressAgain() {
+        var core = Self.core()
+        _ = core.handle(.connect(Self.address), now: 0)
+        let directives = Self.establish(&core, 1, with: Self.sorted[1], dialled: Self.address)
+        #expect(Self.closes(directives) == [PeerID(1)])
+        #expect(Self.wake(core.handle(.timer, now: 5_000)).map { $0 > 5_000 } ?? true)
+        #expect(Self.dials(core.handle(.timer, now: 60_000)).isEmpty)
+    }
+
+    // MARK: Dialling
+
+    @Test func aLostAddressIsDialledAgainAfterPausesFromOneToFourSeconds() {
+        var core = Self.core()
+        #expect(Self.dials(core.handle(.connect(Self.address), now: 0)) == [Self.address])
+        var now: UInt64 = 0
+        for pause: UInt64 in [1_000, 2_000, 4_000, 4_000] {
+            _ = core.handle(.dialFailed(Self.address), now: now)
+            #expect(Self.dials(core.handle(.timer, now: now + pause - 1)).isEmpty)
+            now += pause
+            #expect(Self.dials(core.handle(.timer, now: now)) == [Self.address])
+        }
+        // A session that comes up starts the pauses over.
+        Self.establish(&core, 1, with: Self.sorted[2], dialled: Self.address, at: now)
+        _ = core.handle(.closed(PeerID(1), reason: "connection closed"), now: now + 5)
+        #expect(Self.dials(core.handle(.timer, now: now + 5 + 999)).isEmpty)
+        #expect(Self.dials(core.handle(.timer, now: now + 5 + 1_000)) == [Self.address])
+    }
+
+    @Test func aServiceDNSSDLostIsNoLongerDialled() {
+        var core = Self.core()
+        _ = core.handle(.advertised(instance: "me"), now: 0)
+        let txt = ServiceTXT.record
+        let found = core.handle(.discovered(.resolved(instance: "a", host: "10.0.0.2", port: 7000, txt: txt)), now: 0)
+        #expect(Self.dials(found) == [Self.address])
+        _ = core.handle(.dialFailed(Self.address), now: 0)
+        _ = core.handle(.discovered(.lost(instance: "a")), now: 10)
+        #expect(Self.dials(core.handle(.timer, now: 5_000)).isEmpty)
+        let own = core.handle(.discovered(.resolved(instance: "me", host: "10.0.0.1", port: 7000, txt: txt)), now: 0)
+        #expect(Self.dials(own).isEmpty)
+    }
+
+    // MARK: Liveness
+
+    @Test func aQuietSessionSendsKeepalivesAndASilentOneClosesAfterSixSeconds() {
+        var core = Self.core()
+        Self.establish(&core, 1, with: Self.sorted[2], dialled: Self.address)
+        var keepalives: [UInt64] = []
+        var closedAt: UInt64?
+        var now: UInt64 = 0
+        while closedAt == nil && now < 20_000 {
+            now = Self.wake(core.handle(.timer, now: now)) ?? now + 1
+            let directives = core.handle(.timer, now: now)
+            if directives.contains(.send(.acknowledge([]), to: PeerID(1))) { keepalives.append(now) }
+            if Self.closes(directives) == [PeerID(1)] { closedAt = now }
+        }
+        #expect(keepalives == [2_000, 4_000, 6_000])
+        #expect(closedAt == 7_000, "the first look after 6 s of silence")
+    }
+
+    @Test func aSessionThatHearsFromItsPeerStaysOpen() {
+        var core = Self.core()
+        Self.establish(&core, 1, with: Self.sorted[2])
+        for second in 1...20 {
+            let now = UInt64(second) * 1_000
+            _ = core.handle(Self.message(.acknowledge([]), on: 1), now: now - 500)
+            #expect(Self.closes(core.handle(.timer, now: now)).isEmpty)
+        }
+    }
+
+    // MARK: Misbehaviour
+
+    @Test func aPeerIsCutOffAtTheRefusalLimitAndIgnoredForTenMinutes() {
+        var core = Self.core()
+        let peer = Self.sorted[2]
+        Self.establish(&core, 1, with: peer)
+        let junk = GossipMessage.batch(
+            sequence: 1, documents: Array(repeating: [0xff], count: 99), acknowledges: [])
+        #expect(Self.closes(core.handle(Self.message(junk, on: 1), now: 1)).isEmpty, "99 refusals")
+        let cut = core.handle(
+            Self.message(.batch(sequence: 2, documents: [[0xff]], acknowledges: []), on: 1), now: 2)
+        #expect(Self.closes(cut) == [PeerID(1)])
+        #expect(cut.contains(.notify(.left(leftSummary(cut)!, reason: "too many invalid documents (100)"))))
+        let again = Self.establish(&core, 2, with: peer, at: 600_001)
+        #expect(Self.closes(again) == [PeerID(2)], "ignored for 600 s")
+        let later = Self.establish(&core, 3, with: peer, at: 600_002)
+        #expect(Self.closes(later).isEmpty)
+    }
+
+    @Test func invalidDocumentsCountTowardTheCutOff() {
+        var settings = PeerInstance.Settings()
+        settings.refusalLimit = 2
+        var core = PeerInstance(identity: Self.sorted[1].publicKey, now: 0, random: SplitMix64(seed: 1), settings: settings)
+        _ = core.handle(.joinedChanged([Self.channel]), now: 0)
+        Self.establish(&core, 1, with: Self.sorted[2])
+        let documents = (0..<2).map { Self.document(by: Self.sorted[2], "\($0)") }
+        _ = core.handle(Self.message(Self.batch(documents), on: 1), now: 1)
+        let settled = core.handle(.settled(documents.map { .init($0.id, from: PeerID(1), .invalid) }), now: 2)
+        #expect(Self.closes(settled) == [PeerID(1)])
+    }
+
+    @Test func aBatchAboveTheTokenBucketIsDroppedAndCounted() throws {
+        var settings = PeerInstance.Settings()
+        settings.burst = 4
+        settings.documentsPerSecond = 1_000
+        var core = PeerInstance(identity: Self.sorted[1].publicKey, now: 0, random: SplitMix64(seed: 1), settings: settings)
+        _ = core.handle(.joinedChanged([Self.channel]), now: 0)
+        Self.establish(&core, 1, with: Self.sorted[2])
+        let batches = (0..<3).map { batch in (0..<4).map { Self.document(by: Self.sorted[0], "\(batch).\($0)") } }
+        #expect(Self.checks(core.handle(Self.message(Self.batch(batches[0], sequence: 1), on: 1), now: 0)) == [.inPlace])
+        #expect(Self.checks(core.handle(Self.message(Self.batch(batches[1], sequence: 2), on: 1), now: 1)).isEmpty)
+        #expect(try #require(core.summary(of: PeerID(1))).rateLimited == 1)
+        #expect(Self.checks(core.handle(Self.message(Self.batch(batches[1], sequence: 2), on: 1), now: 4)) == [.inPlace])
+    }
+
+    @Test func messagesOfALaterVersionsTypeAreIgnoredUpToALimit() {
+        var settings = PeerInstance.Settings()
+        settings.unknownMessageLimit = 3
+        var core = PeerInstance(identity: Self.sorted[1].publicKey, now: 0, random: SplitMix64(seed: 1), settings: settings)
+        Self.establish(&core, 1, with: Self.sorted[2])
+        let later = CBOREncoder.encode(.array([.unsigned(9), .unsigned(1)]))
+        for _ in 0..<3 { #expect(Self.closes(core.handle(.message(PeerID(1), later), now: 1)).isEmpty) }
+        #expect(Self.closes(core.handle(.message(PeerID(1), later), now: 1)) == [PeerID(1)])
+        Self.establish(&core, 2, with: Self.sorted[3])
+        #expect(Self.closes(core.handle(.message(PeerID(2), [0x83, 0x00]), now: 1)) == [PeerID(2)], "malformed")
+    }
+
+    // MARK: Early show
+
+    @Test func anAuthorsOwnMessagesShowBeforeTheirChecksUpToThirtyTwoAtOnce() {
+        var core = Self.core()
+        let author = Self.sorted[2]
+        Self.establish(&core, 1, with: author)
+        var modes: [PeerInstance.CheckMode] = []
+        var first: UnverifiedDocument?
+        for index in 0..<33 {
+            let document = Self.document(by: author, "m\(index)")
+            first = first ?? document
+            modes += Self.checks(core.handle(Self.message(Self.batch([document], sequence: UInt64(index + 1)), on: 1), now: 1))
+        }
+        #expect(modes == Array(repeating: .showFirst(forwarding: false), count: 32) + [.inPlace])
+        // One done makes room for one more.
+        _ = core.handle(.settled([.init(first!.id, from: PeerID(1), .stored)]), now: 2)
+        let next = core.handle(Self.message(Self.batch([Self.document(by: author, "n")], sequence: 40), on: 1), now: 2)
+        #expect(Self.checks(next) == [.showFirst(forwarding: false)])
+        // Another author's message, relayed, is checked first; so is everything of an author that forged one.
+        let relayed = core.handle(Self.message(Self.batch([Self.document(by: Self.sorted[0], "r")], sequence: 41), on: 1), now: 3)
+        #expect(Self.checks(relayed) == [.inPlace])
+        _ = core.handle(.checked(verified: [], forger: author.publicKey), now: 3)
+        _ = core.handle(.settled([.init(next.checkedIDs.first!, from: PeerID(1), .invalid)]), now: 3)
+        let after = core.handle(Self.message(Self.batch([Self.document(by: author, "o")], sequence: 42), on: 1), now: 4)
+        #expect(Self.checks(after) == [.inPlace])
+    }
+
+    @Test func aLargeBatchIsCheckedOffTheLoop() {
+        var core = Self.core()
+        Self.establish(&core, 1, with: Self.sorted[2])
+        let documents = (0..<5).map { Self.document(by: Self.sorted[2], "\($0)") }
+        #expect(Self.checks(core.handle(Self.message(Self.batch(documents), on: 1), now: 1)) == [.offLoop])
+    }
+
+    // MARK: Routing between the cores
+
+    @Test func aVerifiedDocumentIsForwardedBeforeItIsStoredAndAcknowledgedOnceStored() {
+        var core = Self.core()
+        Self.establish(&core, 1, with: Self.sorted[2])
+        Self.establish(&core, 2, with: Self.sorted[3])
+        _ = core.handle(Self.message(.channels([Self.channel]), on: 2), now: 1)
+        let document = Self.document(by: Self.sorted[0], "relayed")
+        let arrived = core.handle(Self.message(Self.batch([document], sequence: 7), on: 1), now: 2)
+        #expect(arrived.contains(.check([document], from: PeerID(1), mode: .inPlace)))
+        let checked = core.handle(.checked(verified: [document.id], forger: nil), now: 3)
+        let forwarded = checked.compactMap { if case .send(.batch(_, let documents, _, _), let to) = $0 { (documents, to) } else { nil } }
+        #expect(forwarded.count == 1 && forwarded.first?.0 == [document.bytes] && forwarded.first?.1 == PeerID(2))
+        #expect(!checked.contains(.send(.acknowledge([7]), to: PeerID(1))), "not before it is stored")
+        let stored = core.handle(.settled([.init(document.id, from: PeerID(1), .stored)]), now: 4)
+        #expect(stored.contains(.send(.acknowledge([7]), to: PeerID(1))))
+    }
+
+    @Test func channelsStartReconciliationAndAReconcileForAChannelNotCarriedIsAnsweredWithTheChannels() {
+        var core = Self.core()
+        Self.establish(&core, 1, with: Self.sorted[2])
+        let started = core.handle(Self.message(.channels([Self.channel, Self.other]), on: 1), now: 1)
+        #expect(started == [.loadItems(Self.channel, for: PeerID(1), answering: nil)])
+        let asked = core.handle(
+            Self.message(.reconcile(channel: Self.other, fromInitiator: true, payload: [0x61]), on: 1), now: 2)
+        #expect(asked == [.send(.channels([Self.channel]), to: PeerID(1))])
+        let answered = core.handle(
+            Self.message(.reconcile(channel: Self.channel, fromInitiator: true, payload: [0x61]), on: 1), now: 3)
+        #expect(answered == [.loadItems(Self.channel, for: PeerID(1), answering: [0x61])])
+    }
+
+    @Test func aRequestIsAnsweredFromTheStoreThroughGossip() {
+        var core = Self.core()
+        Self.establish(&core, 1, with: Self.sorted[2])
+        _ = core.handle(Self.message(.channels([Self.channel]), on: 1), now: 1)
+        let document = Self.document(by: Self.sorted[1], "mine")
+        let asked = core.handle(Self.message(.request([document.id]), on: 1), now: 2)
+        #expect(asked == [.loadDocuments([document.id], for: PeerID(1))])
+        let loaded = core.handle(
+            .documentsLoaded([GossipDocument(id: document.id, bytes: document.bytes)], for: PeerID(1)), now: 3)
+        #expect(loaded.contains { if case .send(.batch(_, [document.bytes], _, _), PeerID(1)) = $0 { true } else { false } })
+    }
+
+    /// Answers the core's store reads with an empty channel and a peer's responder with an empty one, until the
+    /// reconciliations it started are done; the peers it started them with.
+    static func reconcileEmpty(_ core: inout PeerInstance, _ first: [PeerInstance.Directive], now: UInt64) -> [PeerID] {
+        var pending = first
+        var started: [PeerID] = []
+        while !pending.isEmpty {
+            let directive = pending.removeFirst()
+            switch directive {
+            case .loadItems(let channel, let peer, nil):
+                started.append(peer)
+                pending += core.handle(.itemsLoaded(channel, for: peer, answering: nil, items: []), now: now)
+            case .send(.reconcile(let channel, true, let payload), let peer):
+                var responder = Negentropy(items: [], frameSizeLimit: ReconciliationInstance.frameSizeLimit)
+                let reply = try! responder.reconcile(payload).reply!
+                pending += core.handle(
+                    message(.reconcile(channel: channel, fromInitiator: false, payload: reply), on: peer.value), now: now)
+            default: continue
+            }
+        }
+        return started
+    }
+
+    @Test func theAntiEntropyPeerIsTheSeededGeneratorsChoiceAmongThoseThatCarryTheChannel() {
+        func choices(seed: UInt64) -> [PeerID] {
+            var core = Self.core(seed: seed)
+            for id in 1...3 {
+                Self.establish(&core, UInt64(id), with: Self.sorted[[0, 2, 3][id - 1]])
+                let started = core.handle(Self.message(.channels([Self.channel]), on: UInt64(id)), now: 0)
+                #expect(Self.reconcileEmpty(&core, started, now: 0) == [PeerID(UInt64(id))])
+            }
+            var chosen: [PeerID] = []
+            for round in 1...8 {
+                let now = UInt64(round) * 30_000
+                for id in 1...3 { _ = core.handle(Self.message(.acknowledge([]), on: UInt64(id)), now: now - 1) }
+                chosen += Self.reconcileEmpty(&core, core.handle(.timer, now: now), now: now)
+            }
+            return chosen
+        }
+        var expected: [PeerID] = []
+        var random = SplitMix64(seed: 5)
+        for _ in 1...8 { expected.append([PeerID(1), PeerID(2), PeerID(3)].randomElement(using: &random)!) }
+        #expect(choices(seed: 5) == expected)
+        #expect(Set(expected).count > 1)
+        #expect(choices(seed: 6) != expected)
+    }
+
+    @Test func stoppingSaysGoodbyeToEveryPeerAndDialsNoMore() {
+        var core = Self.core()
+        Self.establish(&core, 1, with: Self.sorted[2], dialled: Self.address)
+        Self.establish(&core, 2, with: Self.sorted[3])
+        let stopped = core.handle(.stop, now: 1)
+        #expect(Self.goodbyes(stopped) == [PeerID(1), PeerID(2)])
+        #expect(Self.wake(stopped) == nil)
+        #expect(Self.dials(core.handle(.timer, now: 10_000)).isEmpty)
+        #expect(Self.dials(core.handle(.connect(Self.address), now: 10_000)).isEmpty)
+    }
+}
+
+extension [PeerInstance.Directive] {
+    /// The ids of the documents these directives ask to check.
+    var checkedIDs: [DocumentID] {
+        flatMap { directive -> [DocumentID] in
+            if case .check(let documents, _, _) = directive { return documents.map(\.id) }
+            return []
+        }
+    }
+}
