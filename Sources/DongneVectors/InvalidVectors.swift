@@ -45,6 +45,19 @@ enum InvalidVectors {
         add("text-invalid-utf8", "invalid-utf8", RawMap.message().replacing(9, raw: [0x62, 0xff, 0xfe]))
         add("envelope-three-items", "envelope-shape", [0x83] + Array(valid.dropFirst()) + [0xf6])
         add("envelope-is-the-unsigned-map", "envelope-shape", RawMap.message().bytes)
+        // Additional information 31 where no indefinite-length item can be: an integer head, a lone break byte.
+        add("created-indefinite-argument", "cbor-indefinite-length", RawMap.message().replacing(3, raw: [0x1f]))
+        add("reason-break-byte", "cbor-indefinite-length", RawMap.report().with(9, raw: [0xff]))
+        // NaNs other than f97e00, in a field of an unknown kind, where f97e00 itself is accepted.
+        add(
+            "unknown-field-nan-with-payload", "cbor-non-shortest-float",
+            RawMap.header(kind: 100).with(8, raw: [0xf9, 0x7e, 0x01]))
+        add(
+            "unknown-field-nan-as-double", "cbor-non-shortest-float",
+            RawMap.header(kind: 100).with(8, raw: [0xfb, 0x7f, 0xf8, 0, 0, 0, 0, 0, 0]))
+        add(
+            "kind-reserved-additional-information", "cbor-unsupported-item",
+            RawMap.message().replacing(1, raw: [0x1c]))
     }
 
     /// Vectors for the rules of fields, kinds and signatures (PROTOCOL.md §1.3 to §1.8).
@@ -92,6 +105,10 @@ enum InvalidVectors {
         add(
             "direct-sealed-too-short", "size-out-of-range",
             RawMap.direct(sealedForRecipient: [UInt8](repeating: 1, count: 48)))
+        add(
+            "location-three-items", "wrong-type",
+            RawMap.message(content: 11, .array([.float(37), .float(127), .float(0)])))
+        add("location-one-item", "wrong-type", RawMap.message(content: 11, .array([.float(37)])))
     }
 
     static func bigEndian(_ value: UInt64, width: Int) -> [UInt8] {

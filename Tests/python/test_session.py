@@ -4,6 +4,7 @@ import unicodedata
 import nacl.bindings
 import nacl.pwhash
 import nacl.signing
+import pytest
 
 DEFAULT_NETWORK_KEY = "c0848f676830a100dc8a17cde8d7ed82135ef0db84cecd69bfb36add66956223"  # PROTOCOL.md §2.1
 
@@ -74,3 +75,90 @@ def test_datagram_vectors():
         )
         assert (header + sealed).hex() == item["datagram"]
         assert len(header + sealed) <= 1200
+
+
+def test_handshake_and_rekey_vectors_are_what_noiseprotocol_makes():
+    """The `handshake` and `rekey` sections (written by the Swift tool) against session_vectors.py, which makes them
+    with noiseprotocol, PyNaCl and cbor2 from PROTOCOL.md §2.2 and §2.3."""
+    import json
+    import pathlib
+    import warnings
+
+    import session_vectors
+
+    vectors = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol/vectors/session.json").read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # noiseprotocol warns that the ephemeral keys are fixed
+        handshake, rekey = session_vectors.sections()
+    assert vectors["handshake"] == handshake
+    assert vectors["rekey"] == rekey
+
+
+def test_handshake_vector_read_as_the_spec_says():
+    """Reads the handshake vector frame by frame as a receiver would: lengths, identity proofs, kinds, datagram keys."""
+    import hashlib
+    import json
+    import pathlib
+    import warnings
+
+    import cbor2
+    from noise.connection import Keypair, NoiseConnection
+
+    vectors = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol/vectors/session.json").read_text())
+    section = vectors["handshake"]
+    frames = [bytes.fromhex(message["frame"]) for message in section["messages"]]
+    for frame in frames:
+        assert int.from_bytes(frame[:2], "big") == len(frame) - 2
+    messages = [frame[2:] for frame in frames]
+    proof_length = len(bytes.fromhex(section["messages"][2]["payload"]))
+    assert [len(m) for m in messages[:3]] == [48, 96, 48 + proof_length + 16]  # PROTOCOL.md §2.2
+
+    def party(role):
+        keys = section[role]
+        connection = NoiseConnection.from_name(b"Noise_XXpsk3_25519_ChaChaPoly_BLAKE2b")
+        connection.set_as_initiator() if role == "initiator" else connection.set_as_responder()
+        connection.set_prologue(bytes.fromhex(vectors["prologue"]))
+        connection.set_psks(psk=bytes.fromhex(section["networkKey"]))
+        connection.set_keypair_from_private_bytes(Keypair.STATIC, bytes.fromhex(keys["staticPrivateKey"]))
+        connection.set_keypair_from_private_bytes(Keypair.EPHEMERAL, bytes.fromhex(keys["ephemeralPrivateKey"]))
+        connection.start_handshake()
+        return connection
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        initiator, responder = party("initiator"), party("responder")
+    # noiseprotocol makes each side write its own turn before it reads the next: those writes must be the frames.
+    assert initiator.write_message(b"") == messages[0]
+    assert responder.read_message(messages[0]) == b""
+    assert responder.write_message(b"") == messages[1]
+    assert initiator.read_message(messages[1]) == b""
+    assert initiator.write_message(bytes.fromhex(section["messages"][2]["payload"])) == messages[2]
+    initiator_proof = responder.read_message(messages[2])
+    responder_plaintext = initiator.decrypt(messages[3])
+    assert responder_plaintext[0] == 0x00, "the responder's first transport message is its identity proof"
+    for proof, role in ((initiator_proof, "initiator"), (responder_plaintext[1:], "responder")):
+        fields = cbor2.loads(proof)
+        assert cbor2.dumps(fields, canonical=True) == proof and set(fields) == {1, 2}
+        assert fields[1].hex() == section[role]["identityPublicKey"]
+        static_public = bytes.fromhex(section[role]["staticPublicKey"])
+        nacl.signing.VerifyKey(fields[1]).verify(b"dongne.session.static.v1\x00" + static_public, fields[2])
+    assert responder.decrypt(messages[4])[0] == 0x01
+    assert initiator.decrypt(messages[5])[0] == 0x01
+    handshake_hash = bytes(initiator.get_handshake_hash())
+    assert handshake_hash.hex() == section["handshakeHash"]
+    for direction, letter in (("initiatorToResponder", b"i"), ("responderToInitiator", b"r")):
+        key = hashlib.blake2b(b"dongne.datagram.v1\x00" + letter + handshake_hash, digest_size=32).hexdigest()
+        assert key == section["datagramKeys"][direction]
+
+    # Rekeying (PROTOCOL.md §2.3): message 65,536 of the responder's direction opens with the key of Split() at
+    # nonce 65,535; message 65,537 only with the rekeyed key, at nonce 65,536.
+    inbound = initiator.noise_protocol.cipher_state_decrypt
+    first, second = (bytes.fromhex(message["frame"])[2:] for message in vectors["rekey"]["messages"])
+    inbound.set_nonce(65_535)
+    assert initiator.decrypt(first).hex() == vectors["rekey"]["messages"][0]["payload"]
+    assert inbound.n == 65_536
+    with pytest.raises(Exception):
+        initiator.decrypt(second)  # still the old key: refused
+    inbound.set_nonce(65_536)
+    initiator.rekey_inbound_cipher()
+    assert initiator.decrypt(second).hex() == vectors["rekey"]["messages"][1]["payload"]
