@@ -52,6 +52,14 @@ static inline int dongne_spawn_close_from(posix_spawn_file_actions_t *actions, i
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
 
+// accept4(2), which glibc declares only under _GNU_SOURCE: accepts a connection whose socket is non-blocking
+// and close-on-exec from the start (no window in which another thread's exec could inherit it). Returns the
+// descriptor, or -1 with errno set.
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+static inline int dongne_accept(int fd, struct sockaddr *address, socklen_t *length) {
+    return accept4(fd, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
 // A non-blocking, close-on-exec eventfd(2) (a counter another thread adds to, to wake a poll(2)), or -1.
 static inline int dongne_eventfd(void) {
     return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -108,9 +108,8 @@ public final class Node: Sendable {
             self.network.setAddress("\(listening!)")
         }
         // Advertised only when listening; a node that does not listen still finds and dials the others.
+        await network.begin()
         if configuration.discovery { await network.startDiscovery(port: listening?.port) }
-        await network.startAntiEntropy()
-        await network.startKeepalive()
         // Configured peers, then those met before; one that does not answer is dialled again later.
         let remembered = (try? store.knownPeers()) ?? []
         for peer in configuration.peers + remembered.filter({ !configuration.peers.contains($0) }) {
@@ -151,9 +150,10 @@ public final class Node: Sendable {
         network.get()?.peerEvents ?? AsyncStream { $0.finish() }
     }
 
-    /// A channel was reconciled with a peer: its snapshots are no longer only from this node's cache.
-    func reconciled(_ channel: ChannelID) async {
-        await hub.markReconciled(channel)
+    /// A channel was reconciled with a peer: its snapshots are no longer only from this node's cache. From the
+    /// node's loop, where the hub runs.
+    func reconciledNow(_ channel: ChannelID) {
+        hub.assumeIsolated { $0.markReconciled(channel) }
     }
 
     /// Peers stored these documents: local writes among them are no longer pending. Most acknowledgements

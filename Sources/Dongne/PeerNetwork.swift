@@ -1,120 +1,57 @@
+import DongneCore
 import DongneNet
 import DongneStore
 import Foundation
 
-/// The shell around the gossip core: TCP connections, secure sessions, timers, and the node's store.
+/// The shell around ``PeerInstance``: it turns sockets, timers, DNS-SD reports and store reads into the core's
+/// events, and carries out the core's directives through one function, ``run(_:)``. It decides nothing about
+/// the protocol: every rule lives in the core, where it is tested without sockets.
 ///
-/// It runs on the node's ``EventLoop``, with the listener hub: a datagram is read, opened, checked and shown to
-/// listeners by that one thread, and every connection's bytes are handed to it in order by the connection's
-/// reader. Session actions become socket writes; gossip directives become session messages, admissions into
-/// the store (which shows new documents to listeners), and timers.
+/// It runs on the node's ``EventLoop``, with the listener hub: the loop reads every connection and the datagram
+/// socket, fires the one timer the core asks for, and runs this actor's code, one thing at a time. Each
+/// connection's ``SecureSession`` lives here, beside its socket: the core sees a connection open, its peer
+/// proved, each message's plaintext, and its end.
 actor PeerNetwork {
-    /// Received documents checked in place (``admit(_:)``): who sent them, what passed, and the channels whose
-    /// listeners are to see them.
-    typealias CheckedArrival = (
-        documents: [(document: UnverifiedDocument, from: PeerID)], admitted: AdmittedBatch, showing: Set<ChannelID>
-    )
-
-    struct Link {
-        let connection: TCPConnection
+    /// One connection and the session over it.
+    private struct Connection {
+        let socket: TCPConnection
         var session: SecureSession
-        let isOutbound: Bool
-        var peer: PublicKey?
-        var refused = 0
-        /// Messages of types this version does not know, ignored.
-        var unknownMessages = 0
-        var rateLimited = 0
-        var tokens = PeerNetwork.burst
-        /// Documents from this peer being checked and stored.
-        var admitting = 0
-        /// Documents from this peer shown before their checks, whose checks are not done yet.
-        let shownUnchecked = ShownUncheckedCount()
-        var tokensAt = ContinuousClock.now
-        /// This session's datagram keys and replay window, once established.
-        var datagram: DatagramChannel?
-        /// Where the peer takes datagrams for this session, and the index it tags them with.
-        var datagramRoute: (address: SocketAddress, index: UInt32)?
-        /// The index this node tags the session's datagrams with.
-        var datagramIndex: UInt32?
-        var datagramsDropped = 0
-        /// Whether the peer has sent anything over the session (so it has the session established too).
-        var hasReceived = false
-        /// When the peer last sent anything, and when this node last sent it anything.
-        var lastHeard = ContinuousClock.now
-        var lastSent = ContinuousClock.now
-        /// Sessions with the same peer that close once this one has carried the peer's first message.
-        var replaces: [PeerID] = []
     }
 
-    /// Invalid documents after which a peer is disconnected and ignored for ``banDuration``.
-    static let refusalLimit = 100
-    static let banDuration: Duration = .seconds(600)
-    /// Documents a peer may send at once, and per second over time: above what a core can verify, so that an
-    /// honest catch-up is never slowed, yet bounded.
-    static let burst = 30_000.0
-    /// Messages of unknown types a session may carry (PROTOCOL.md §2.4): far more than a later version sends.
-    static let unknownMessageLimit = 10_000
-    static let documentsPerSecond = 30_000.0
-    /// Documents from one peer that may wait for their checks at once: beyond it (a peer sending faster than
-    /// this node verifies), batches are dropped unacknowledged, so memory stays bounded. A sender's full window
-    /// (32 batches of at most 256) fits.
-    static let maximumAdmitting = 10_000
+    /// Received documents checked on the loop, to show and store once the work at hand is done.
+    private typealias CheckedArrival = (documents: [UnverifiedDocument], from: PeerID, admitted: AdmittedBatch)
 
-    /// The node this network serves; weak, so that a node dropped without `stop()` is not kept alive (or
-    /// read after it is gone) by a connection's reader or a timer's task.
-    weak var owner: Node?
+    /// The node this network serves; weak, so that a node dropped without `stop()` is not kept alive (or read
+    /// after it is gone) by a connection's handler or the timer.
+    private weak var owner: Node?
     /// The thread this actor runs on (shared with the node's listener hub).
     let loop: EventLoop
-    let identity: SigningKey
-    let store: Store
-    let clock: NodeClock
+    private let identity: SigningKey
+    private let store: Store
     private let networkKey: NetworkKey
-    var gossip = GossipInstance()
-    var links: [PeerID: Link] = [:]
+    private var core: PeerInstance
+    private var connections: [PeerID: Connection] = [:]
     private var nextPeer: UInt64 = 1
     private var listener: TCPListener?
     /// The UDP socket for datagrams: bound with the listener (same port when free), else at the first session.
-    var datagramSocket: UDPSocket?
-    /// The address the datagram socket binds to: the one the node listens on.
-    var datagramHost = "0.0.0.0"
-    /// Sessions by the index their datagrams carry.
-    var datagramSessions: [UInt32: PeerID] = [:]
-    /// DNS-SD, when the node uses it, and what it found.
-    var discovery: DNSServiceDiscovery?
-    var directory = DiscoveryDirectory(ownInstance: "")
-    /// Dialled addresses whose session turned out to duplicate one with the same peer: dialled again only
-    /// once that peer's session ends.
-    var coveredAddresses: [SocketAddress: PublicKey] = [:]
-    var wakeAt: UInt64?
-    /// Identities ignored until a moment, for having sent too many invalid documents.
-    var banned: [PublicKey: ContinuousClock.Instant] = [:]
-    /// Identities whose documents are checked before they show: each sent one of its own whose signature
-    /// failed (see ``mayShowBeforeCheck(_:)``).
-    var checkedFirst: Set<PublicKey> = []
-    var closedTraffic = (sent: 0, received: 0)
-    /// Addresses to stay connected to, with the current pause before the next dial.
-    var dialTargets: [SocketAddress: UInt64] = [:]
-    /// The address each dialled session went to.
-    var dialled: [PeerID: SocketAddress] = [:]
-    /// Short, for a LAN: after a partition heals, a session comes back within one pause and a dial.
-    static let maximumRedialPause: UInt64 = 4_000
-    static let antiEntropyInterval: UInt64 = 30_000
-    /// Reconciliations with peers: the pure core (PROTOCOL.md §2.5).
-    var reconciliation = ReconciliationInstance()
+    private var datagramSocket: UDPSocket?
+    private var datagramHost = "0.0.0.0"
+    private var discovery: DNSServiceDiscovery?
+    private var timer: EventLoop.Timer?
+    /// Callers of ``connect(to:)`` waiting for their dial.
+    private var waitingDials: [PeerAddress: [CheckedContinuation<Void, any Error>]] = [:]
+    private var closedTraffic = (sent: 0, received: 0)
     /// This node's own latest documents, which reconciliation counts before the store may have committed them.
-    var recentlyPublished = RecentlyPublished()
+    private var recentlyPublished = RecentlyPublished()
     private let start = ContinuousClock.now
-    var stopped = false
-    /// Received documents checked in place, to show and store once the handler that checked them is done.
-    var checkedArrivals: [CheckedArrival] = []
-    /// Channels whose listeners are to see messages held straight from their authors (see
-    /// ``admitFromTheirAuthors(_:)``), shown with the checked arrivals.
-    var authenticatedShowing: Set<ChannelID> = []
-    /// Whether a datagram is being handled (it passes on its checked arrivals itself).
-    var handlingDatagram = false
-    /// Whether a task to pass on checked arrivals is queued already.
-    var passingOnScheduled = false
-    let events: AsyncStream<PeerEvent>.Continuation
+    private var stopped = false
+    /// Events waiting for the core while it handles another (a directive's answer, say): handled in order.
+    private var events: [PeerInstance.Event] = []
+    private var handlingEvents = false
+    private var checkedArrivals: [CheckedArrival] = []
+    /// Channels whose listeners are to see messages shown before their checks, with the checked arrivals.
+    private var shownFirst: Set<ChannelID> = []
+    private let notices: AsyncStream<PeerEvent>.Continuation
     /// Peer events, for status lines; buffered up to 256 (the oldest dropped).
     nonisolated let peerEvents: AsyncStream<PeerEvent>
 
@@ -123,20 +60,27 @@ actor PeerNetwork {
         self.loop = node.loop
         self.identity = node.identity
         self.store = node.store
-        self.clock = node.configuration.clock
         self.networkKey = networkKey
-        (peerEvents, events) = AsyncStream.makeStream(of: PeerEvent.self, bufferingPolicy: .bufferingNewest(256))
+        core = PeerInstance(identity: node.identity.publicKey, now: 0, random: SplitMix64(seed: .random(in: .min ... .max)))
+        (peerEvents, notices) = AsyncStream.makeStream(of: PeerEvent.self, bufferingPolicy: .bufferingNewest(256))
     }
 
     /// The node's event loop.
     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
+    // MARK: What the node asks
+
+    /// Starts the core's clock with the channels this node carries.
+    func begin() {
+        handle(.joinedChanged(joinedChannels()))
+    }
+
     /// Starts listening on `host` (an IPv4 address; `0.0.0.0`: every interface) and `port` (0: any free port);
     /// the address it listens on.
     func listen(host: String, port: UInt16) throws -> SocketAddress {
-        let listener = try TCPListener(host: host, port: port) { [weak self] connection in
+        let listener = try TCPListener(host: host, port: port, loop: loop) { [weak self] connection in
             guard let self else { return connection.close() }
-            Task { await self.adopt(connection, outbound: false) }
+            self.assumeIsolated { $0.adopt(connection, dialled: nil) }
         }
         self.listener = listener
         datagramHost = host
@@ -144,294 +88,435 @@ actor PeerNetwork {
         return listener.address
     }
 
-    /// Dials a peer and starts a session with it; from then on the node dials it again, with growing pauses
-    /// (1 s doubling to 30 s), whenever the session is lost or the peer does not answer.
+    /// Advertises this node (when it listens on `port`) under a random instance name and dials the services
+    /// found. Without a daemon, says so once and goes on; DNS-SD is tried again in the background.
+    func startDiscovery(port: UInt16?) {
+        guard discovery == nil, !stopped else { return }
+        let instance = ServiceTXT.randomInstanceName()
+        handle(.advertised(instance: instance))
+        discovery = try? DNSServiceDiscovery(instance: instance, port: port, txt: ServiceTXT.record) {
+            [weak self, loop] report in
+            let event = Self.event(report)
+            loop.execute { [weak self] in self?.assumeIsolated { $0.handle(.discovered(event)) } }
+        }
+        if discovery == nil { notices.yield(.discovery("DNS-SD unavailable: cannot start its thread")) }
+    }
+
+    /// Dials a peer and waits for the connection; from then on the node dials it again, with growing pauses,
+    /// whenever the session is lost or the peer does not answer.
     func connect(to address: SocketAddress) async throws {
-        if dialTargets[address] == nil { dialTargets[address] = 0 }
-        do { try await dial(address) } catch {
-            scheduleRedial(address)
-            throw error
-        }
-    }
-
-    func dial(_ address: SocketAddress) async throws {
-        let connection = try await Task.detached { try TCPConnection.connect(to: address) }.value
-        let id = adopt(connection, outbound: true)
-        if let id { dialled[id] = address }
-    }
-
-    func scheduleRedial(_ address: SocketAddress) {
-        guard !stopped, let previous = dialTargets[address] else { return }
-        let pause = min(max(1_000, previous * 2), Self.maximumRedialPause)
-        dialTargets[address] = pause
-        Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(pause))
-            await self?.redial(address)
-        }
-    }
-
-    func redial(_ address: SocketAddress) async {
-        guard !stopped, !dialled.values.contains(address) else { return }
-        do { try await dial(address) } catch { scheduleRedial(address) }
-    }
-
-    /// Every 30 s each joined channel is reconciled with one random peer that carries it: push gossip repairs
-    /// loss while a session lasts, this repairs what slipped through.
-    func startAntiEntropy() {
-        Task { [weak self] in
-            while let self, await !self.stopped {
-                try? await Task.sleep(for: .milliseconds(Self.antiEntropyInterval))
-                await self.antiEntropyRound()
-            }
-        }
-    }
-
-    private func antiEntropyRound() {
-        guard !stopped else { return }
-        for channel in joinedChannels() {
-            let candidates = links.keys.filter { links[$0]?.peer != nil && gossip.channels(of: $0).contains(channel) }
-            guard let peer = candidates.randomElement() else { continue }
-            carryOut(reconciliation.handle(.start(channel, with: peer)))
+        guard !stopped else { throw SystemError(function: "connect", code: ECANCELED) }
+        let target = PeerAddress(host: address.host, port: address.port)
+        try await withCheckedThrowingContinuation { continuation in
+            waitingDials[target, default: []].append(continuation)
+            handle(.connect(target))
         }
     }
 
     /// Says goodbye to every peer and stops listening.
     func stop() {
+        guard !stopped else { return }
+        handle(.stop)
         stopped = true
         listener?.close()
         datagramSocket?.close()
         discovery?.stop()
-        for id in links.keys.sorted() { perform(links[id]?.session.close() ?? [], on: id) }
-        events.finish()
+        if let timer { loop.cancel(timer) }
+        for (_, waiting) in waitingDials {
+            for continuation in waiting { continuation.resume(throwing: SystemError(function: "connect", code: ECANCELED)) }
+        }
+        waitingDials = [:]
+        notices.finish()
     }
 
-    /// Bytes this node's sessions have written and read, closed ones included.
+    /// Bytes this node's sessions and datagrams have written and read, closed sessions included.
     func traffic() -> (sent: Int, received: Int) {
         let datagrams = datagramSocket?.traffic ?? (sent: 0, received: 0)
         let initial = (closedTraffic.sent + datagrams.sent, closedTraffic.received + datagrams.received)
-        return links.values.reduce(initial) { total, link in
-            let traffic = link.connection.traffic
+        return connections.values.reduce(initial) { total, connection in
+            let traffic = connection.socket.traffic
             return (total.sent + traffic.sent, total.received + traffic.received)
         }
     }
 
     /// The established sessions.
     func peers() -> [PeerInfo] {
-        links.keys.compactMap(info).sorted { $0.identity < $1.identity }
+        core.sessions.map(PeerInfo.init)
     }
 
     /// A document this node wrote (queued for the store) goes out to peers, then the messages held for it are
     /// shown to local listeners in `showing` (the hub shares this loop).
     func published(_ document: Document, showing: Set<ChannelID> = []) {
-        advanceGossipClock()
         recentlyPublished.add(document)
-        apply(gossip.handle(.published(id: document.id, channel: document.channel, bytes: document.bytes)))
+        handle(.published(GossipDocument(id: document.id, bytes: document.bytes), channel: document.channel))
         owner?.showNow(showing)
     }
 
-    /// The user's channels changed: tell every peer.
+    /// A document this node published did not commit: reconciliation no longer counts it.
+    func forgetPublished(_ id: DocumentID) {
+        recentlyPublished.forget(id)
+    }
+
+    /// The user's channels changed.
     func announceChannels() {
-        let joined = joinedChannels()
-        for id in links.keys where links[id]?.peer != nil { sendGossip(.channels(joined), to: id) }
-        carryOut(reconciliation.handle(.joinedChanged(joined)))
+        handle(.joinedChanged(joinedChannels()))
     }
 
-    // MARK: Connections
+    // MARK: Events
 
-    @discardableResult
-    private func adopt(_ connection: TCPConnection, outbound: Bool) -> PeerID? {
-        guard !stopped else {
-            connection.close()
-            return nil
+    /// Hands an event to the core and carries out its directives; an event that comes meanwhile (a directive's
+    /// answer) waits its turn. Once none is left, what was checked is shown and stored.
+    private func handle(_ event: PeerInstance.Event) {
+        events.append(event)
+        guard !handlingEvents else { return }
+        handlingEvents = true
+        while !events.isEmpty {
+            let next = events.removeFirst()
+            run(core.handle(next, now: now))
         }
-        let id = PeerID(nextPeer)
-        nextPeer += 1
-        var session = SecureSession(
-            role: outbound ? .initiator : .responder, identity: identity, networkKey: networkKey)
-        let opening = session.start()
-        links[id] = Link(connection: connection, session: session, isOutbound: outbound)
-        // Handed to the loop by the connection's reader, in order. The reader pauses while 4 MiB wait
-        // unprocessed: a peer that sends faster than this node works through it is slowed by TCP itself, and
-        // memory stays bounded.
-        connection.start(
-            consumedOnReturn: false,
-            onReceive: { [weak self, weak loop] chunk in
-                guard let loop else { return connection.close() }  // the network is gone
-                loop.execute { [weak self] in
-                    self?.assumeIsolated { $0.received(chunk, on: id) }
-                    connection.consumed(chunk.count)
-                }
-            },
-            onClose: { [weak self, weak loop] _ in
-                loop?.execute { [weak self] in self?.assumeIsolated { $0.closed(id, reason: "connection closed") } }
-            })
-        perform(opening, on: id)
-        return id
+        handlingEvents = false
+        passOnCheckedArrivals()
     }
 
-    private func received(_ bytes: [UInt8], on id: PeerID) {
-        guard var link = links[id] else { return }
-        let actions = link.session.receive(bytes)
-        link.lastHeard = .now
-        links[id] = link
-        perform(actions, on: id)
-    }
-
-    func perform(_ actions: [SecureSession.Action], on id: PeerID) {
-        for action in actions {
-            guard let link = links[id] else { return }
-            switch action {
-            case .send(let bytes): link.connection.send(bytes)
-            case .established(let peer): established(id, peer: peer)
-            case .deliver(let bytes):
-                let message: GossipMessage
-                do { message = try GossipMessage(wireBytes: bytes) } catch {
-                    if case .unknownType = error, ignoreUnknownMessage(on: id) { continue }
-                    return closeLink(id, "malformed gossip")
-                }
-                handle(message, from: id)
-            case .close(.goodbye):
-                // Our goodbye (queued just before) must reach the peer: close once it is written.
-                link.connection.closeAfterWrites()
-                closed(id, reason: "\(SessionError.goodbye)")
-            case .close(let reason): closeLink(id, "\(reason)")
-            }
-        }
-    }
-
-    /// A message of a later version's type is ignored and counted; whether the session may go on (a peer
-    /// that sends more of them than any version would is cut off).
-    private func ignoreUnknownMessage(on id: PeerID) -> Bool {
-        links[id]?.unknownMessages += 1
-        return (links[id]?.unknownMessages ?? 0) <= Self.unknownMessageLimit
-    }
-
-    func established(_ id: PeerID, peer: PublicKey) {
-        guard peer != identity.publicKey else {
-            if let address = dialled[id] { dialTargets[address] = nil }  // this node's own address: never again
-            return closeLink(id, "that address is this node itself")
-        }
-        if let until = banned[peer], ContinuousClock.now < until {
-            return closeLink(id, "ignored for a while: it sent too many invalid documents")
-        }
-        let alreadyConnected = links.contains { $0.value.peer == peer }
-        links[id]?.peer = peer
-        settleDuplicate(id, peer: peer)
-        guard links[id] != nil else { return }  // it was a duplicate, and is closed
-        if let address = dialled[id] {
-            dialTargets[address] = 0
-            Task { [store, clock] in try? await store.rememberPeer("\(address)", at: clock.now()) }
-        }
-        apply(gossip.handle(.connected(id, channels: [], tag: PeerTag(identity: peer))))
-        sendGossip(.channels(joinedChannels()), to: id)
-        offerDatagrams(on: id)
-        if !alreadyConnected, let info = info(id) { events.yield(.joined(info)) }
-    }
-
-    func closeLink(_ id: PeerID, _ reason: String) {
-        links[id]?.connection.close()
-        closed(id, reason: reason)
-    }
-
-    func closed(_ id: PeerID, reason: String) {
-        let info = info(id)
-        guard let link = links.removeValue(forKey: id) else { return }
-        let traffic = link.connection.traffic
-        closedTraffic = (closedTraffic.sent + traffic.sent, closedTraffic.received + traffic.received)
-        carryOut(reconciliation.handle(.disconnected(id)))
-        if let index = link.datagramIndex { datagramSessions[index] = nil }
-        // Still connected to the peer through another session (a duplicate closed): no status line, and the
-        // address is dialled again only when the peer's last session ends.
-        let stillConnected = link.peer.map { peer in links.values.contains { $0.peer == peer } } ?? false
-        let address = dialled.removeValue(forKey: id)
-        if stillConnected, let address, let peer = link.peer {
-            coveredAddresses[address] = peer
-        } else if let address {
-            scheduleRedial(address)
-        }
-        if !stillConnected, let peer = link.peer {
-            for (covered, owner) in coveredAddresses where owner == peer {
-                coveredAddresses[covered] = nil
-                scheduleRedial(covered)
-            }
-        }
-        apply(gossip.handle(.disconnected(id)))
-        if stillConnected { return }
-        if let info {
-            events.yield(.left(info, reason: reason))
-        } else {
-            events.yield(.refused(address: "\(link.connection.remote)", reason: reason))
-        }
-    }
-
-    func info(_ id: PeerID) -> PeerInfo? {
-        guard let link = links[id], let peer = link.peer else { return nil }
-        return PeerInfo(
-            identity: peer, address: "\(link.connection.remote)", isOutbound: link.isOutbound, refused: link.refused,
-            rateLimited: link.rateLimited, datagramsDropped: link.datagramsDropped)
-    }
-
-    // MARK: Gossip
-
-    func apply(_ directives: [GossipInstance.Directive]) {
-        var admissions: [(document: UnverifiedDocument, from: PeerID)] = []
-        var datagrams: [(message: GossipMessage, to: PeerID)] = []
-        for directive in directives {
-            switch directive {
-            case .send(let message, let peer): sendGossip(message, to: peer)
-            case .sendDatagram(let message, let peer): datagrams.append((message, peer))
-            case .admit(let document, let peer):
-                admissions.append((document, peer))
-                links[peer]?.admitting += 1
-            case .misbehaved(let peer, let count): refuse(count, from: peer)
-            case .wake(let at): schedule(at)
-            case .delivered(let ids, let peer):
-                owner?.acknowledged(ids)
-                carryOut(reconciliation.handle(.delivered(ids, to: peer)))
-                offerMore(to: peer)
-            }
-        }
-        // A new message's datagrams leave together, to every peer at once.
-        sendDatagrams(datagrams)
-        // The documents of one batch are checked and stored together: one ingest, one commit, one refresh.
-        if !admissions.isEmpty { admit(admissions) }
-    }
-
-    func sendGossip(_ message: GossipMessage, to id: PeerID) {
-        guard var link = links[id] else { return }
-        let actions = link.session.send(message.wireBytes)
-        link.lastSent = .now
-        links[id] = link
-        perform(actions, on: id)
-    }
-
-    /// Tells the core the time before an event that may send at once.
-    func advanceGossipClock() {
-        apply(gossip.handle(.tick(now: now)))
-    }
-
-    private func schedule(_ at: UInt64) {
-        if let wakeAt, wakeAt <= at { return }
-        wakeAt = at
-        let delay = at > now ? at - now : 0
-        Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(delay))
-            await self?.tick()
-        }
-    }
-
-    private func tick() {
-        wakeAt = nil
-        apply(gossip.handle(.tick(now: now)))
-    }
-
+    /// Milliseconds since the network started, on the monotonic clock.
     private var now: UInt64 {
         let elapsed = ContinuousClock.now - start
         return UInt64(elapsed.components.seconds) * 1_000
             + UInt64(elapsed.components.attoseconds / 1_000_000_000_000_000)
     }
 
-    func joinedChannels() -> [ChannelID] {
+    // MARK: Directives
+
+    /// Carries out the core's directives, in order.
+    private func run(_ directives: [PeerInstance.Directive]) {
+        for directive in directives {
+            switch directive {
+            case .send(let message, let id): send(message.wireBytes, on: id)
+            case .sendDatagrams(let datagrams): sendDatagrams(datagrams)
+            case .close(let id, _): forget(id)?.close()
+            case .sayGoodbye(let id): sayGoodbye(on: id)
+            case .dial(let address): dial(address)
+            case .check(let documents, let from, let mode): check(documents, from: from, mode: mode)
+            case .loadItems(let channel, let peer, let payload):
+                let stored = (try? store.reconciliationItems(in: channel)) ?? []
+                let items = recentlyPublished.items(in: channel, stored: stored)
+                handle(.itemsLoaded(channel, for: peer, answering: payload, items: items))
+            case .loadDocuments(let ids, let peer): handle(.documentsLoaded(loadDocuments(ids), for: peer))
+            case .acknowledged(let ids): owner?.acknowledged(ids)
+            case .reconciled(let channel): owner?.reconciledNow(channel)
+            case .remember(let address):
+                Task { [store, clock = owner?.configuration.clock] in
+                    try? await store.rememberPeer("\(address)", at: clock?.now() ?? 0)
+                }
+            case .notify(let notice): notices.yield(PeerEvent(notice))
+            case .wake(let at): wake(at: at)
+            }
+        }
+    }
+
+    private func send(_ message: [UInt8], on id: PeerID) {
+        guard var connection = connections[id] else { return }
+        let actions = connection.session.send(message)
+        connections[id] = connection
+        perform(actions, on: id)
+    }
+
+    private func sayGoodbye(on id: PeerID) {
+        guard var connection = connections[id] else { return }
+        for case .send(let bytes) in connection.session.close() { connection.socket.send(bytes) }
+        forget(id)?.closeAfterWrites()  // the goodbye must reach the peer: closed once it is written
+    }
+
+    /// Drops a connection from the table (its traffic counted with the closed ones); its socket, to close.
+    @discardableResult
+    private func forget(_ id: PeerID) -> TCPConnection? {
+        guard let connection = connections.removeValue(forKey: id) else { return nil }
+        let traffic = connection.socket.traffic
+        closedTraffic = (closedTraffic.sent + traffic.sent, closedTraffic.received + traffic.received)
+        return connection.socket
+    }
+
+    private func wake(at time: UInt64) {
+        if let timer { loop.cancel(timer) }
+        timer = loop.schedule(at: start + .milliseconds(time)) { [weak self] in
+            self?.assumeIsolated { network in
+                network.timer = nil
+                network.handle(.timer)
+            }
+        }
+    }
+
+    private func loadDocuments(_ ids: [DocumentID]) -> [GossipDocument] {
+        var documents = (try? store.gossipDocuments(ids)) ?? []
+        if documents.count < ids.count {
+            let found = Set(documents.map(\.id))
+            documents += recentlyPublished.gossipDocuments(ids.filter { !found.contains($0) })
+        }
+        return documents
+    }
+
+    // MARK: Connections
+
+    private func dial(_ address: PeerAddress) {
+        guard let socketAddress = SocketAddress(host: address.host, port: address.port) else {
+            return dialEnded(address, .failure(SystemError(function: "connect", code: EINVAL)))
+        }
+        TCPConnection.connect(to: socketAddress, on: loop) { [weak self] result in
+            guard let self else {
+                if case .success(let connection) = result { connection.close() }
+                return
+            }
+            self.assumeIsolated { $0.dialEnded(address, result) }
+        }
+    }
+
+    private func dialEnded(_ address: PeerAddress, _ result: Result<TCPConnection, SystemError>) {
+        let waiting = waitingDials.removeValue(forKey: address) ?? []
+        switch result {
+        case .success(let connection):
+            adopt(connection, dialled: address)
+            for continuation in waiting { continuation.resume() }
+        case .failure(let error):
+            handle(.dialFailed(address))
+            for continuation in waiting { continuation.resume(throwing: error) }
+        }
+    }
+
+    private func adopt(_ socket: TCPConnection, dialled: PeerAddress?) {
+        let id = PeerID(nextPeer)
+        nextPeer += 1
+        var session = SecureSession(
+            role: dialled != nil ? .initiator : .responder, identity: identity, networkKey: networkKey)
+        let opening = session.start()
+        connections[id] = Connection(socket: socket, session: session)
+        socket.start(
+            onReceive: { [weak self] bytes in self?.assumeIsolated { $0.received(bytes, on: id) } },
+            onClose: { [weak self] error in
+                self?.assumeIsolated { $0.ended(id, reason: error.map { "\($0)" } ?? "connection closed") }
+            })
+        handle(.opened(id, remote: PeerAddress(host: socket.remote.host, port: socket.remote.port), dialled: dialled))
+        perform(opening, on: id)
+    }
+
+    private func received(_ bytes: [UInt8], on id: PeerID) {
+        guard var connection = connections[id] else { return }
+        let actions = connection.session.receive(bytes)
+        connections[id] = connection
+        perform(actions, on: id)
+    }
+
+    /// The connection ended by itself (the peer closed it, or it failed).
+    private func ended(_ id: PeerID, reason: String) {
+        guard forget(id) != nil else { return }
+        handle(.closed(id, reason: reason))
+    }
+
+    /// Carries out what a session asks: bytes to write, and the events it produced for the core.
+    private func perform(_ actions: [SecureSession.Directive], on id: PeerID) {
+        for action in actions {
+            guard let connection = connections[id] else { return }
+            switch action {
+            case .send(let bytes): connection.socket.send(bytes)
+            case .established(let peer):
+                openDatagramSocket(port: 0)
+                handle(.established(id, peer: peer, handshakeHash: connection.session.handshakeHash ?? []))
+            case .deliver(let bytes): handle(.message(id, bytes))
+            case .close(let reason):
+                // After a goodbye, what is queued still goes out; any other end closes at once.
+                if reason == .goodbye { forget(id)?.closeAfterWrites() } else { forget(id)?.close() }
+                handle(.closed(id, reason: "\(reason)"))
+            }
+        }
+    }
+
+    // MARK: Datagrams
+
+    /// Binds the datagram socket, on `port` when it is free (else any port: the port is announced anyway).
+    private func openDatagramSocket(port: UInt16) {
+        guard datagramSocket == nil, !stopped else { return }
+        // Read on this actor's own loop, whose thread then handles the datagram at once.
+        let receive: @Sendable ([UInt8], SocketAddress) -> Void = { [weak self] bytes, _ in
+            self?.assumeIsolated { $0.handle(.datagram(bytes)) }
+        }
+        datagramSocket =
+            (try? UDPSocket(host: datagramHost, port: port, loop: loop, onReceive: receive))
+            ?? (try? UDPSocket(host: datagramHost, port: 0, loop: loop, onReceive: receive))
+        if let socket = datagramSocket { handle(.datagramPort(socket.address.port)) }
+    }
+
+    /// Sends datagrams in one system call (see `UDPSocket.send(_:)`); the core hears of those refused.
+    private func sendDatagrams(_ datagrams: [OutgoingDatagram]) {
+        guard let socket = datagramSocket else { return handle(.datagramsRefused(datagrams)) }
+        var addressed: [(bytes: [UInt8], to: SocketAddress)] = []
+        var unaddressable: [OutgoingDatagram] = []
+        for datagram in datagrams {
+            if let address = SocketAddress(host: datagram.address.host, port: datagram.address.port) {
+                addressed.append((datagram.bytes, address))
+            } else {
+                unaddressable.append(datagram)
+            }
+        }
+        let sendable = datagrams.filter { !unaddressable.contains($0) }
+        let refused = unaddressable + socket.send(addressed).map { sendable[$0] }
+        if !refused.isEmpty { handle(.datagramsRefused(refused)) }
+    }
+
+    // MARK: Checking and storing
+
+    /// Checks received documents the way the core said: on the loop at once, off it (a catch-up), or shown first
+    /// and checked in the background.
+    private func check(_ documents: [UnverifiedDocument], from: PeerID, mode: PeerInstance.CheckMode) {
+        guard let owner else {
+            // The node is gone: nothing is stored, and the core hears so (the senders send them again).
+            return handle(.settled(documents.map { .init($0.id, from: from, .storeFailed) }))
+        }
+        switch mode {
+        case .inPlace:
+            let (admitted, showing) = owner.check(parsed: documents)
+            shownFirst.formUnion(showing)
+            handle(.checked(verified: admitted.newDocumentIDs, forger: nil))
+            checkedArrivals.append((documents, from, admitted))
+        case .offLoop:
+            // On the runtime's shared threads (as many as the cores, whatever the number of peers), so that a
+            // large catch-up is checked in parallel while the loop keeps serving sessions.
+            Task.detached { [weak self] in
+                let (admitted, showing) = owner.check(parsed: documents)
+                await self?.checkedOffLoop(documents, from: from, admitted, showing: showing)
+            }
+        case .showFirst(let forwarding):
+            showFirst(documents, from: from, forwarding: forwarding, owner: owner)
+        }
+    }
+
+    private func checkedOffLoop(
+        _ documents: [UnverifiedDocument], from: PeerID, _ admitted: AdmittedBatch, showing: Set<ChannelID>
+    ) {
+        handle(.checked(verified: admitted.newDocumentIDs, forger: nil))
+        owner?.showNow(showing)
+        keep(documents, from: from, admitted)
+    }
+
+    /// Shows the new messages among documents that came straight from their authors at once, and has their
+    /// signatures checked on the node's background queue, off the way of the messages still on their way to
+    /// other processes. When all held and no peer is to get them, the checking thread stores them itself; else
+    /// the loop hears the checks (``checkedInBackground(_:from:_:shownEarly:)``).
+    private func showFirst(_ documents: [UnverifiedDocument], from: PeerID, forwarding: Bool, owner: Node) {
+        // Only what is certainly new shows before its check; anything the store may hold shows, if new, once
+        // checked.
+        let early = documents.filter { !owner.store.mayHold($0.id) }
+        shownFirst.formUnion(owner.source.arriving.add(authenticated: early))
+        owner.checkInBackground(documents) { [weak self, weak owner, loop] checked in
+            if let owner, let checked, !forwarding, checked.admitted.newDocumentCount == documents.count,
+                early.count == documents.count
+            {
+                owner.keep(checked.admitted) { [weak self] results in
+                    self?.assumeIsolated { $0.settle(documents, from: from, results) }
+                }
+                return
+            }
+            loop.execute { [weak self] in
+                self?.assumeIsolated { $0.checkedInBackground(documents, from: from, checked, shownEarly: early) }
+            }
+        }
+    }
+
+    /// The background checks of ``showFirst(_:from:forwarding:owner:)`` are done (nil: the node is gone): the
+    /// core hears which held, messages shown early that turned out forged (or stored already) are withdrawn,
+    /// the others shown if they were not yet, and the valid new ones stored.
+    private func checkedInBackground(
+        _ documents: [UnverifiedDocument], from: PeerID,
+        _ checked: (admitted: AdmittedBatch, showing: Set<ChannelID>)?, shownEarly: [UnverifiedDocument]
+    ) {
+        guard let owner, let (admitted, showing) = checked else {
+            owner?.withdrawNow(shownEarly)
+            return handle(.settled(documents.map { .init($0.id, from: from, .storeFailed) }))
+        }
+        let forger = admitted.invalidDocumentCount > 0 ? documents.first?.author : nil
+        handle(.checked(verified: admitted.newDocumentIDs, forger: forger))
+        let new = Set(admitted.newDocumentIDs)
+        let early = Set(shownEarly.map(\.id))
+        owner.withdrawNow(shownEarly.filter { !new.contains($0.id) })
+        let late = Set(admitted.newDocuments.filter { !early.contains($0.id) }.compactMap(\.channel))
+        owner.showNow(showing.intersection(late))
+        keep(documents, from: from, admitted)
+    }
+
+    /// Shows what was checked on the loop, and the messages shown before their checks, to listeners; then
+    /// queues what was checked for the store. The hub shares this loop, so it runs right here, with no task and
+    /// no second thread to wake: nothing else runs on a live message's way. The price: storing a live message
+    /// checked here waits for its listeners' callbacks (which should return quickly, sentence 7 of the
+    /// listener contract), and so does its acknowledgement.
+    private func passOnCheckedArrivals() {
+        let arrivals = checkedArrivals
+        let showing = shownFirst
+        (checkedArrivals, shownFirst) = ([], [])
+        guard !arrivals.isEmpty || !showing.isEmpty else { return }
+        guard let owner else {
+            for (documents, from, _) in arrivals {
+                handle(.settled(documents.map { .init($0.id, from: from, .storeFailed) }))
+            }
+            return
+        }
+        owner.showNow(showing)
+        for (documents, from, admitted) in arrivals { keep(documents, from: from, admitted) }
+    }
+
+    private func keep(_ documents: [UnverifiedDocument], from: PeerID, _ admitted: AdmittedBatch) {
+        guard let owner else { return settle(documents, from: from, documents.map { _ in .failure(.store(.closed)) }) }
+        owner.keep(admitted) { [weak self] results in
+            self?.assumeIsolated { $0.settle(documents, from: from, results) }
+        }
+    }
+
+    /// Tells the core how each admitted document ended.
+    private func settle(
+        _ documents: [UnverifiedDocument], from: PeerID, _ results: [Result<(Document, InsertOutcome), IngestError>]
+    ) {
+        let admissions = zip(documents, results).map { document, result in
+            let outcome: PeerInstance.Admission.Outcome =
+                switch result {
+                case .success: .stored
+                case .failure(.invalid): .invalid
+                case .failure(.store): .storeFailed
+                }
+            return PeerInstance.Admission(document.id, from: from, outcome)
+        }
+        handle(.settled(admissions))
+    }
+
+    // MARK: Translations
+
+    private func joinedChannels() -> [ChannelID] {
         ((try? store.joinedChannels()) ?? []).sorted()
+    }
+
+    private static func event(_ report: DNSServiceDiscovery.Report) -> DiscoveryDirectory.Event {
+        switch report {
+        case .resolved(let instance, let host, let port, let txt):
+            .resolved(instance: instance, host: host, port: port, txt: txt)
+        case .unresolvable(let instance, let host): .unresolvable(instance: instance, host: host)
+        case .lost(let instance): .lost(instance: instance)
+        case .unavailable(let reason): .daemonUnavailable(reason: reason)
+        case .available: .daemonAvailable
+        }
+    }
+}
+
+extension PeerInfo {
+    init(_ summary: LinkSummary) {
+        self.init(
+            identity: summary.peer, address: "\(summary.address)", isOutbound: summary.isOutbound,
+            refused: summary.refused, rateLimited: summary.rateLimited, datagramsDropped: summary.datagramsDropped)
+    }
+}
+
+extension PeerEvent {
+    init(_ notice: PeerNotice) {
+        switch notice {
+        case .joined(let summary): self = .joined(PeerInfo(summary))
+        case .left(let summary, let reason): self = .left(PeerInfo(summary), reason: reason)
+        case .refused(let address, let reason): self = .refused(address: "\(address)", reason: reason)
+        case .discovery(let line): self = .discovery(line)
+        }
     }
 }

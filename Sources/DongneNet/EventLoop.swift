@@ -25,9 +25,13 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     /// Starts the loop's thread, named `name` (at most 15 bytes reach the kernel).
     public init(name: String) throws(SystemError) {
-        let wakeup = dongne_eventfd()
-        guard wakeup >= 0 else { throw SystemError(function: "eventfd", code: errno) }
-        core = Core(wakeup: wakeup)
+        let wakeup = try systemCall("eventfd") { dongne_eventfd() }
+        let timer: Int32
+        do { timer = try systemCall("timerfd_create") { dongne_timerfd() } } catch {
+            Glibc.close(wakeup)
+            throw error
+        }
+        core = Core(wakeup: wakeup, timer: timer)
         let thread = Thread { [core] in
             dongne_name_thread(name)
             core.run()
@@ -59,7 +63,30 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// Calls `onReadable` on the loop whenever `descriptor` is readable, until ``unwatch(_:)``. The descriptor
     /// should be non-blocking: the handler reads what is there and returns.
     public func watch(_ descriptor: Int32, onReadable: @escaping @Sendable () -> Void) {
-        core.watch(descriptor, onReadable)
+        core.watch(descriptor, Watch(readable: true, writable: false) { _ in onReadable() })
+    }
+
+    /// Calls `handler` on the loop whenever `descriptor` is ready for what `interest` asks (readable, writable,
+    /// or both), with what it is ready for, until ``unwatch(_:)``; an error or hang-up counts as both.
+    public func watch(_ descriptor: Int32, _ interest: Interest, handler: @escaping @Sendable (Interest) -> Void) {
+        core.watch(descriptor, Watch(readable: interest.readable, writable: interest.writable, handler: handler))
+    }
+
+    /// Changes what a watched descriptor is watched for; from the loop.
+    public func update(_ descriptor: Int32, _ interest: Interest) {
+        precondition(isCurrent, "a descriptor's interest changes on its loop")
+        core.update(descriptor, interest)
+    }
+
+    /// Runs `work` on the loop once `deadline` has come (after the work due before it); a handle that cancels it.
+    @discardableResult
+    public func schedule(at deadline: ContinuousClock.Instant, _ work: @escaping @Sendable () -> Void) -> Timer {
+        core.schedule(deadline, work)
+    }
+
+    /// Cancels a timer that has not run yet (a timer that ran already is ignored).
+    public func cancel(_ timer: Timer) {
+        core.cancel(timer)
     }
 
     /// Stops watching `descriptor`; from the loop itself, so that the loop's next poll no longer holds it (a
@@ -96,6 +123,39 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 }
 
 extension EventLoop {
+    /// What a descriptor is watched for, or ready for.
+    public struct Interest: Sendable, Equatable {
+        /// Readable (or at its end, or failed).
+        public var readable: Bool
+        /// Writable (or failed).
+        public var writable: Bool
+
+        /// Readable and/or writable.
+        public init(readable: Bool, writable: Bool) {
+            self.readable = readable
+            self.writable = writable
+        }
+
+        /// Readable only.
+        public static let reading = Interest(readable: true, writable: false)
+        /// Both.
+        public static let readingAndWriting = Interest(readable: true, writable: true)
+    }
+
+    /// A scheduled piece of work, to cancel it.
+    public struct Timer: Hashable, Sendable {
+        fileprivate let number: UInt64
+    }
+
+    /// A watched descriptor.
+    fileprivate struct Watch: Sendable {
+        var readable: Bool
+        var writable: Bool
+        let handler: @Sendable (Interest) -> Void
+
+        var events: Int16 { (readable ? Int16(POLLIN) : 0) | (writable ? Int16(POLLOUT) : 0) }
+    }
+
     /// Work for the loop.
     fileprivate enum Work: @unchecked Sendable {
         /// A job of an actor, and the loop as its executor (unowned: an actor that has jobs queued holds the
@@ -108,7 +168,12 @@ extension EventLoop {
     fileprivate final class Core: @unchecked Sendable {
         private struct State {
             var work: [Work] = []
-            var watches: [Int32: @Sendable () -> Void] = [:]
+            var watches: [Int32: Watch] = [:]
+            /// Scheduled work by deadline and number (the order it was scheduled in, for equal deadlines).
+            var timers: [UInt64: (deadline: ContinuousClock.Instant, work: @Sendable () -> Void)] = [:]
+            var nextTimer: UInt64 = 1
+            /// The deadline the timerfd is armed for.
+            var armed: ContinuousClock.Instant?
             /// Whether the thread is (about to be) asleep in poll: only then does new work write the eventfd.
             var sleeping = false
             var stopping = false
@@ -119,12 +184,17 @@ extension EventLoop {
 
         private let state = Mutex(State())
         private let wakeup: Int32
+        /// A timerfd armed for the earliest timer.
+        private let timerDescriptor: Int32
         /// Held by whichever thread does the loop's work, so that one thread at a time does it.
         private let isolation = Mutex(())
         /// That thread, while it holds `isolation` (0: none).
         private let worker = Atomic<UInt>(0)
 
-        init(wakeup: Int32) { self.wakeup = wakeup }
+        init(wakeup: Int32, timer: Int32) {
+            self.wakeup = wakeup
+            self.timerDescriptor = timer
+        }
 
         var isCurrent: Bool { worker.load(ordering: .acquiring) == UInt(pthread_self()) }
 
@@ -153,7 +223,7 @@ extension EventLoop {
             if wake { signal() }
         }
 
-        func watch(_ descriptor: Int32, _ handler: @escaping @Sendable () -> Void) {
+        func watch(_ descriptor: Int32, _ handler: Watch) {
             let wake = state.withLock { state in
                 state.watches[descriptor] = handler
                 defer { state.sleeping = false }
@@ -164,6 +234,57 @@ extension EventLoop {
 
         func unwatch(_ descriptor: Int32) {
             state.withLock { _ = $0.watches.removeValue(forKey: descriptor) }
+        }
+
+        func update(_ descriptor: Int32, _ interest: Interest) {
+            state.withLock { state in
+                state.watches[descriptor]?.readable = interest.readable
+                state.watches[descriptor]?.writable = interest.writable
+            }
+        }
+
+        func schedule(_ deadline: ContinuousClock.Instant, _ work: @escaping @Sendable () -> Void) -> Timer {
+            let (timer, rearm) = state.withLock { state in
+                let number = state.nextTimer
+                state.nextTimer += 1
+                state.timers[number] = (deadline, work)
+                return (Timer(number: number), state.armed.map { deadline < $0 } ?? true)
+            }
+            if rearm { armTimer() }
+            return timer
+        }
+
+        func cancel(_ timer: Timer) {
+            state.withLock { _ = $0.timers.removeValue(forKey: timer.number) }
+        }
+
+        /// Arms the timerfd for the earliest timer (the loop's own thread, or a thread that scheduled one earlier
+        /// than it is armed for).
+        private func armTimer() {
+            let earliest = state.withLock { state -> ContinuousClock.Instant? in
+                let earliest = state.timers.values.map(\.deadline).min()
+                state.armed = earliest
+                return earliest
+            }
+            guard let earliest else { return }
+            let (seconds, attoseconds) = max(earliest - .now, .zero).components
+            let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+            _ = dongne_timerfd_arm(timerDescriptor, max(1, nanoseconds))  // 0 would disarm it
+        }
+
+        /// Runs the timers whose deadline has come, in deadline order, then arms the timerfd for the next.
+        private func runDueTimers() {
+            var count: UInt64 = 0
+            _ = Glibc.read(timerDescriptor, &count, MemoryLayout<UInt64>.size)
+            let now = ContinuousClock.now
+            let due = state.withLock { state in
+                let due = state.timers.filter { $0.value.deadline <= now }
+                    .sorted { ($0.value.deadline, $0.key) < ($1.value.deadline, $1.key) }
+                for (number, _) in due { state.timers[number] = nil }
+                return due.map(\.value.work)
+            }
+            for work in due { isolated(work) }
+            armTimer()
         }
 
         func stop() {
@@ -188,6 +309,7 @@ extension EventLoop {
                 poll(watches, wait: wait)
             }
             Glibc.close(wakeup)
+            Glibc.close(timerDescriptor)
         }
 
         /// The queued work, at most a turn's worth.
@@ -202,7 +324,7 @@ extension EventLoop {
         /// The descriptors to watch now, and whether to wait for them (nothing is queued); nil once stopping
         /// with nothing queued. Before waiting, the loop is marked asleep, under the lock that work is queued
         /// under, so that work added after this look wakes it.
-        private func prepareToPoll() -> ([Int32: @Sendable () -> Void], wait: Bool)? {
+        private func prepareToPoll() -> ([Int32: Watch], wait: Bool)? {
             state.withLock { state in
                 if state.stopping && state.work.isEmpty { return nil }
                 state.sleeping = state.work.isEmpty && !state.stopping
@@ -219,9 +341,12 @@ extension EventLoop {
 
         /// Waits (when `wait`) until the eventfd or a watched descriptor is readable, then runs the handlers of
         /// the readable ones.
-        private func poll(_ watches: [Int32: @Sendable () -> Void], wait: Bool) {
-            var descriptors = [pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0)]
-            descriptors += watches.keys.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        private func poll(_ watches: [Int32: Watch], wait: Bool) {
+            var descriptors = [
+                pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: timerDescriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            descriptors += watches.map { pollfd(fd: $0.key, events: $0.value.events, revents: 0) }
             let ready = Glibc.poll(&descriptors, nfds_t(descriptors.count), wait ? -1 : 0)
             state.withLock { $0.sleeping = false }
             guard ready > 0 else { return }  // EINTR and the like: look again
@@ -229,9 +354,15 @@ extension EventLoop {
                 var count: UInt64 = 0
                 _ = Glibc.read(wakeup, &count, MemoryLayout<UInt64>.size)
             }
-            for entry in descriptors.dropFirst() where entry.revents != 0 {
-                // Looked up again: an earlier handler may have unwatched it.
-                if let handler = state.withLock({ $0.watches[entry.fd] }) { isolated(handler) }
+            if descriptors[1].revents != 0 { runDueTimers() }
+            for entry in descriptors.dropFirst(2) where entry.revents != 0 {
+                // Looked up again: an earlier handler may have unwatched it, or changed what it waits for.
+                guard let watch = state.withLock({ $0.watches[entry.fd] }) else { continue }
+                let failed = entry.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
+                let ready = Interest(
+                    readable: watch.readable && (failed || entry.revents & Int16(POLLIN) != 0),
+                    writable: watch.writable && (failed || entry.revents & Int16(POLLOUT) != 0))
+                if ready.readable || ready.writable { isolated { watch.handler(ready) } }
             }
         }
     }

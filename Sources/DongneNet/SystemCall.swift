@@ -7,8 +7,21 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The C library's error number.
     public let code: Int32
 
+    /// A failure of `function` with this error number.
+    public init(function: String, code: Int32) {
+        self.function = function
+        self.code = code
+    }
+
     /// The C library's explanation.
     public var description: String { "\(function): \(String(cString: strerror(code)))" }
+}
+
+extension SystemError {
+    /// The error of the system call that just failed on this thread (its errno).
+    public static func last(function: String) -> SystemError {
+        SystemError(function: function, code: errno)
+    }
 }
 
 /// Runs a system call, retrying while it is interrupted by a signal (EINTR), and turns -1 into a

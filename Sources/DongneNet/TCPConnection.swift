@@ -1,170 +1,264 @@
 import CSystem
-import Dispatch
-import Foundation
 import Glibc
+import Synchronization
 
-/// One TCP connection: a reader thread hands received bytes to a callback, a serial queue writes.
+/// One TCP connection on an ``EventLoop``: a non-blocking socket that the loop reads when it is readable and
+/// writes when it is writable, so that a node has no thread per connection and its thread count does not grow
+/// with its peers.
 ///
-/// Blocking sockets and a thread per connection: a LAN chat node has tens of peers, not thousands, and this
-/// keeps the socket code short. Writes never block the caller; if more than ``maximumQueuedBytes`` wait to be
-/// written the peer is not reading, and the connection is closed.
-public final class TCPConnection: @unchecked Sendable {
+/// Received bytes go to the consumer on the loop, in order, and at most ``readsPerTurn`` reads of 64 KiB each
+/// time the socket is found readable, so that one busy peer cannot starve the others. The consumer processes
+/// them before the loop reads again: a peer that sends faster than this node works through its bytes is slowed
+/// by TCP's own flow control, and memory stays bounded. Writes go out at once when the socket takes them; what
+/// it does not take waits, and a connection with more than ``maximumQueuedBytes`` waiting is stuck (its peer is
+/// not reading) and is closed.
+public final class TCPConnection: Sendable {
     /// Unsent bytes that make a connection count as stuck.
     public static let maximumQueuedBytes = 8 << 20
-    /// Received bytes the consumer may hold unprocessed (with ``start(consumedOnReturn:onReceive:onClose:)``
-    /// false) before the reader stops reading, so that TCP's flow control slows a peer that sends faster
-    /// than it is processed, instead of memory growing.
-    public static let maximumUnconsumedBytes = 4 << 20
+    /// Reads of at most 64 KiB each per turn of the loop.
+    public static let readsPerTurn = 4
 
     /// The other end.
     public let remote: SocketAddress
+    /// The loop the connection runs on.
+    public let loop: EventLoop
     private let descriptor: Int32
-    private let writer: DispatchQueue
-    private let lock = NSLock()
-    private var queuedBytes = 0
-    private var sent = 0
-    private var received = 0
-    private var closed = false
-    private var onClose: (@Sendable (SystemError?) -> Void)?
-    private let consumption = NSCondition()
-    private var unconsumed = 0
+    private let state = Mutex(State())
 
-    init(descriptor: Int32, remote: SocketAddress) {
+    private struct State {
+        var queued: [[UInt8]] = []
+        /// Bytes of `queued[0]` already written.
+        var written = 0
+        var queuedBytes = 0
+        var sent = 0
+        var received = 0
+        var started = false
+        var closed = false
+        var closeWhenWritten = false
+        var onReceive: (@Sendable ([UInt8]) -> Void)?
+        var onClose: (@Sendable (SystemError?) -> Void)?
+    }
+
+    init(descriptor: Int32, remote: SocketAddress, loop: EventLoop) {
         self.descriptor = descriptor
         self.remote = remote
-        writer = DispatchQueue(label: "dongne-tcp-writer-\(remote)")
+        self.loop = loop
         var one: Int32 = 1
         setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    /// Connects to `address`, giving up after `timeout` seconds.
-    public static func connect(to address: SocketAddress, timeout: Double = 5) throws(SystemError) -> TCPConnection {
-        let descriptor = try systemCall("socket") {
-            socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        }
+    /// Dials `address` without blocking the loop; `completion` runs on the loop with the connection, or the
+    /// error (`ETIMEDOUT` after `timeout`).
+    public static func connect(
+        to address: SocketAddress, on loop: EventLoop, timeout: Duration = .seconds(5),
+        completion: @escaping @Sendable (Result<TCPConnection, SystemError>) -> Void
+    ) {
+        let descriptor: Int32
         do {
-            let flags = try systemCall("fcntl") { fcntl(descriptor, F_GETFL) }
-            try systemCall("fcntl") { fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
-            let started = try address.withSockaddr { pointer, length throws(SystemError) -> Int32 in
-                let result = Glibc.connect(descriptor, pointer, length)
-                if result < 0 && errno != EINPROGRESS { throw SystemError(function: "connect", code: errno) }
-                return result
+            descriptor = try systemCall("socket") {
+                socket(
+                    AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue),
+                    0)
             }
-            if started < 0 { try waitUntilConnected(descriptor, timeout: timeout) }
-            try systemCall("fcntl") { fcntl(descriptor, F_SETFL, flags) }
-            return TCPConnection(descriptor: descriptor, remote: address)
+            try address.withSockaddr { pointer, length throws(SystemError) in
+                guard Glibc.connect(descriptor, pointer, length) < 0 else { return }
+                let error = SystemError.last(function: "connect")
+                guard error.code == EINPROGRESS else {
+                    Glibc.close(descriptor)
+                    throw error
+                }
+            }
         } catch {
-            Glibc.close(descriptor)
-            throw error
+            return loop.execute { completion(.failure(error)) }
+        }
+        let finished = Atomic<Bool>(false)
+        let finish: @Sendable (Result<TCPConnection, SystemError>) -> Void = { result in
+            guard !finished.exchange(true, ordering: .relaxed) else { return }
+            loop.unwatch(descriptor)
+            if case .failure = result { Glibc.close(descriptor) }
+            completion(result)
+        }
+        let timer = loop.schedule(at: .now + timeout) {
+            finish(.failure(SystemError(function: "connect", code: ETIMEDOUT)))
+        }
+        loop.watch(descriptor, EventLoop.Interest(readable: false, writable: true)) { _ in
+            loop.cancel(timer)
+            let failure = socketError(descriptor)
+            finish(
+                failure == 0
+                    ? .success(TCPConnection(descriptor: descriptor, remote: address, loop: loop))
+                    : .failure(SystemError(function: "connect", code: failure)))
         }
     }
 
-    private static func waitUntilConnected(_ descriptor: Int32, timeout: Double) throws(SystemError) {
-        var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-        let ready = try systemCall("poll") { poll(&poller, 1, Int32(timeout * 1_000)) }
-        guard ready > 0 else { throw SystemError(function: "connect", code: ETIMEDOUT) }
+    /// Dials `address` and waits for the connection (for tests and tools).
+    public static func connect(to address: SocketAddress, on loop: EventLoop) async throws(SystemError)
+        -> TCPConnection
+    {
+        let result = await withCheckedContinuation { continuation in
+            connect(to: address, on: loop) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    private static func socketError(_ descriptor: Int32) -> Int32 {
         var failure: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length)
-        if failure != 0 { throw SystemError(function: "connect", code: failure) }
+        return failure
     }
 
-    /// Starts reading: `onReceive` gets every chunk of bytes in order, then `onClose` once (nil error for a
-    /// clean end of stream or a local close). With `consumedOnReturn` false the consumer calls
-    /// ``consumed(_:)`` once it has processed a chunk, and reading pauses while more than
-    /// ``maximumUnconsumedBytes`` wait.
+    /// Starts reading: `onReceive` gets every chunk of bytes in order, on the loop; then `onClose` once, if the
+    /// connection ends by itself (nil error for the peer's clean end of stream). Closing it here calls neither.
     public func start(
-        consumedOnReturn: Bool = true, onReceive: @escaping @Sendable ([UInt8]) -> Void,
-        onClose: @escaping @Sendable (SystemError?) -> Void
+        onReceive: @escaping @Sendable ([UInt8]) -> Void, onClose: @escaping @Sendable (SystemError?) -> Void
     ) {
-        lock.withLock { self.onClose = onClose }
-        let thread = Thread { [self] in
-            dongne_name_thread("dongne-tcp-read")
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-                if count > 0 {
-                    lock.withLock { received += count }
-                    onReceive(Array(buffer[0..<count]))
-                    if !consumedOnReturn { waitForRoom(after: count) }
-                } else if count == 0 || errno != EINTR {
-                    finish(count == 0 || lock.withLock({ closed }) ? nil : SystemError(function: "read", code: errno))
-                    return
-                }
+        onLoop { [self] in
+            let go = state.withLock { state -> Bool in
+                guard !state.closed, !state.started else { return false }
+                (state.started, state.onReceive, state.onClose) = (true, onReceive, onClose)
+                return true
             }
+            guard go else { return }
+            loop.watch(descriptor, interest) { [weak self] ready in self?.ready(ready) }
         }
-        thread.start()
     }
 
-    /// Queues bytes to be written, in order.
+    /// Queues bytes to be written, in order; from any thread (another thread's bytes go through the loop).
     public func send(_ bytes: [UInt8]) {
-        let stuck = lock.withLock { () -> Bool in
-            guard !closed else { return false }
-            queuedBytes += bytes.count
-            return queuedBytes > Self.maximumQueuedBytes
-        }
-        if stuck { return close() }
-        writer.async { [self] in
-            var offset = 0
-            while offset < bytes.count {
-                let written = bytes[offset...].withUnsafeBytes {
-                    Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-                }
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return close()
-                }
-                offset += written
+        onLoop { [self] in
+            let stuck = state.withLock { state -> Bool in
+                guard !state.closed, !bytes.isEmpty else { return false }
+                state.queued.append(bytes)
+                state.queuedBytes += bytes.count
+                return state.queuedBytes > Self.maximumQueuedBytes
             }
-            lock.withLock {
-                queuedBytes -= bytes.count
-                sent += bytes.count
-            }
+            if stuck { return end(SystemError(function: "send", code: ENOBUFS)) }
+            write()
         }
-    }
-
-    /// The consumer has processed `count` bytes handed to it (see ``start(consumedOnReturn:onReceive:onClose:)``).
-    public func consumed(_ count: Int) {
-        consumption.lock()
-        unconsumed -= count
-        consumption.signal()
-        consumption.unlock()
-    }
-
-    private func waitForRoom(after count: Int) {
-        consumption.lock()
-        unconsumed += count
-        while unconsumed > Self.maximumUnconsumedBytes && !lock.withLock({ closed }) { consumption.wait() }
-        consumption.unlock()
     }
 
     /// Bytes written to and read from the socket so far.
-    public var traffic: (sent: Int, received: Int) { lock.withLock { (sent, received) } }
+    public var traffic: (sent: Int, received: Int) { state.withLock { ($0.sent, $0.received) } }
 
     /// Closes the connection once the bytes already queued are written (a goodbye that must arrive).
     public func closeAfterWrites() {
-        writer.async { [self] in close() }
+        onLoop { [self] in
+            let now = state.withLock { state -> Bool in
+                state.closeWhenWritten = true
+                return state.queued.isEmpty
+            }
+            if now { close() }
+        }
     }
 
-    /// Closes the connection; the reader ends and `onClose` runs. Idempotent.
+    /// Closes the connection now; `onClose` is not called. Idempotent; from any thread.
     public func close() {
-        let first = lock.withLock { () -> Bool in
-            defer { closed = true }
-            return !closed
+        onLoop { [self] in
+            let first = state.withLock { state -> Bool in
+                defer { (state.closed, state.onReceive, state.onClose) = (true, nil, nil) }
+                return !state.closed
+            }
+            guard first else { return }
+            loop.unwatch(descriptor)
+            Glibc.close(descriptor)
         }
-        if first { shutdown(descriptor, Int32(SHUT_RDWR)) }
-        consumption.lock()
-        consumption.broadcast()  // a reader paused for room ends too
-        consumption.unlock()
     }
 
-    private func finish(_ error: SystemError?) {
-        let callback = lock.withLock { () -> (@Sendable (SystemError?) -> Void)? in
-            closed = true
-            defer { onClose = nil }
-            return onClose
+    deinit {
+        // A connection dropped without close(): its descriptor must not leak, nor stay watched once closed.
+        if !state.withLock({ $0.closed }) {
+            loop.execute { [loop, descriptor] in
+                loop.unwatch(descriptor)
+                Glibc.close(descriptor)
+            }
         }
-        writer.async { [descriptor] in Glibc.close(descriptor) }  // after queued writes gave up
-        callback?(error)
+    }
+
+    // MARK: On the loop
+
+    private func onLoop(_ work: @escaping @Sendable () -> Void) {
+        if loop.isCurrent { work() } else { loop.execute(work) }
+    }
+
+    /// Readable always, writable while bytes wait.
+    private var interest: EventLoop.Interest {
+        EventLoop.Interest(readable: true, writable: state.withLock { !$0.queued.isEmpty })
+    }
+
+    private func ready(_ ready: EventLoop.Interest) {
+        if ready.writable { write() }
+        if ready.readable { read() }
+    }
+
+    private func read() {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        for _ in 0..<Self.readsPerTurn {
+            guard let receive = state.withLock({ $0.closed ? nil : $0.onReceive }) else { return }
+            let count = buffer.withUnsafeMutableBytes { Glibc.recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                state.withLock { $0.received += count }
+                receive(Array(buffer[0..<count]))
+                if count < buffer.count { return }  // drained: poll again before reading
+            } else if count == 0 {
+                return end(nil)
+            } else {
+                let error = SystemError.last(function: "recv")
+                if error.code == EINTR { continue }
+                if error.code != EAGAIN && error.code != EWOULDBLOCK { end(error) }
+                return
+            }
+        }
+    }
+
+    /// Writes what the socket takes; watches for writability while anything is left.
+    private func write() {
+        while let (chunk, offset) = nextChunk() {
+            let written = chunk[offset...].withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            }
+            if written < 0 {
+                let error = SystemError.last(function: "send")
+                if error.code == EINTR { continue }
+                if error.code == EAGAIN || error.code == EWOULDBLOCK { break }
+                return end(error)
+            }
+            state.withLock { state in
+                state.sent += written
+                state.written += written
+                if state.written == chunk.count {
+                    state.queued.removeFirst()
+                    state.queuedBytes -= chunk.count
+                    state.written = 0
+                }
+            }
+        }
+        let (closed, started, empty, closing) = state.withLock {
+            ($0.closed, $0.started, $0.queued.isEmpty, $0.closeWhenWritten)
+        }
+        if closed { return }
+        if empty && closing { return close() }
+        if started {
+            loop.update(descriptor, interest)
+        } else if empty {
+            loop.unwatch(descriptor)
+        } else {
+            // Bytes queued before start(): watched for writing only until then.
+            loop.watch(descriptor, EventLoop.Interest(readable: false, writable: true)) { [weak self] _ in
+                self?.write()
+            }
+        }
+    }
+
+    /// The first queued chunk and how much of it is written; nil when none waits or the connection is closed.
+    private func nextChunk() -> ([UInt8], Int)? {
+        state.withLock { state in state.closed ? nil : state.queued.first.map { ($0, state.written) } }
+    }
+
+    /// The connection ended by itself: closed, and the consumer told.
+    private func end(_ error: SystemError?) {
+        let onClose = state.withLock { $0.onClose }
+        close()
+        onClose?(error)
     }
 }

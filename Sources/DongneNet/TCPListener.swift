@@ -1,29 +1,36 @@
 import CSystem
-import Foundation
 import Glibc
+import Synchronization
 
-/// Accepts TCP connections on a port, on a thread of its own.
-public final class TCPListener: @unchecked Sendable {
+/// Accepts TCP connections on a port, on an ``EventLoop``: the loop accepts when the socket is readable, and
+/// hands each connection (non-blocking, on the same loop) to a callback.
+public final class TCPListener: Sendable {
+    /// Connections accepted at most each time the socket is found readable, so that a flood of connections
+    /// does not starve the loop's other work (the rest wait in the kernel's backlog).
+    static let acceptsPerTurn = 64
+
     /// Where it listens (with the port the system chose, if 0 was asked).
     public let address: SocketAddress
+    /// The loop it accepts on.
+    public let loop: EventLoop
     private let descriptor: Int32
-    private let lock = NSLock()
-    private var closed = false
+    private let closed = Atomic<Bool>(false)
 
-    /// Listens on `host:port` (port 0: any free port) and hands each accepted connection to `onAccept`.
+    /// Listens on `host:port` (port 0: any free port) and hands each accepted connection to `onAccept`, on
+    /// `loop`.
     public init(
-        host: String = "0.0.0.0", port: UInt16, onAccept: @escaping @Sendable (TCPConnection) -> Void
+        host: String = "0.0.0.0", port: UInt16, loop: EventLoop,
+        onAccept: @escaping @Sendable (TCPConnection) -> Void
     ) throws(SystemError) {
         let descriptor = try systemCall("socket") {
-            socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         }
         var one: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        guard let requested = SocketAddress(host: host, port: port) else {
-            Glibc.close(descriptor)
-            throw SystemError(function: "bind", code: EINVAL)
-        }
-        do {
+        do throws(SystemError) {
+            guard let requested = SocketAddress(host: host, port: port) else {
+                throw SystemError(function: "bind", code: EINVAL)
+            }
             _ = try requested.withSockaddr { pointer, length throws(SystemError) in
                 try systemCall("bind") { bind(descriptor, pointer, length) }
             }
@@ -34,38 +41,51 @@ public final class TCPListener: @unchecked Sendable {
             throw error
         }
         self.descriptor = descriptor
-        let thread = Thread { [self] in
-            dongne_name_thread("dongne-accept")
-            acceptLoop(onAccept)
-        }
-        thread.start()
+        self.loop = loop
+        loop.watch(descriptor, onReadable: { [weak self] in self?.acceptAvailable(onAccept) })
     }
 
-    /// Stops listening. Idempotent.
+    /// Stops listening. Idempotent; from any thread (the descriptor is closed on the loop).
     public func close() {
-        let first = lock.withLock { () -> Bool in
-            defer { closed = true }
-            return !closed
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        loop.execute { [loop, descriptor] in
+            loop.unwatch(descriptor)
+            Glibc.close(descriptor)
         }
-        if first { shutdown(descriptor, Int32(SHUT_RDWR)) }
     }
 
-    private func acceptLoop(_ onAccept: @Sendable (TCPConnection) -> Void) {
-        while true {
+    deinit {
+        close()
+    }
+
+    private func pauseAccepting(_ onAccept: @escaping @Sendable (TCPConnection) -> Void) {
+        loop.update(descriptor, EventLoop.Interest(readable: false, writable: false))
+        loop.schedule(at: .now + .milliseconds(100)) { [weak self] in
+            guard let self, !closed.load(ordering: .relaxed) else { return }
+            loop.update(descriptor, .reading)
+        }
+    }
+
+    private func acceptAvailable(_ onAccept: @escaping @Sendable (TCPConnection) -> Void) {
+        for _ in 0..<Self.acceptsPerTurn where !closed.load(ordering: .relaxed) {
             var peer = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let accepted = withUnsafeMutablePointer(to: &peer) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(descriptor, $0, &length) }
-            }
-            if accepted >= 0 {
-                _ = fcntl(accepted, F_SETFD, FD_CLOEXEC)
-                onAccept(TCPConnection(descriptor: accepted, remote: SocketAddress.from(peer)))
-            } else if errno != EINTR && errno != ECONNABORTED {
-                if lock.withLock({ closed }) {
-                    Glibc.close(descriptor)
-                    return
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    dongne_accept(descriptor, $0, &length)
                 }
             }
+            if accepted >= 0 {
+                onAccept(TCPConnection(descriptor: accepted, remote: SocketAddress.from(peer), loop: loop))
+                continue
+            }
+            let error = SystemError.last(function: "accept4")
+            // Interrupted, or a connection that went away before it was accepted: try the next.
+            if error.code == EINTR || error.code == ECONNABORTED { continue }
+            // Out of descriptors: the connection waits in the backlog, and the socket stays readable; it is
+            // looked at again in a moment rather than at every turn of the loop.
+            if error.code == EMFILE || error.code == ENFILE { pauseAccepting(onAccept) }
+            return  // nothing waiting (or an error the next turn may not have)
         }
     }
 }

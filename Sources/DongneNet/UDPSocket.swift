@@ -137,8 +137,10 @@ public final class UDPSocket: @unchecked Sendable {
             if count > 0 {
                 lock.withLock { counters.received += count }
                 onReceive(Array(buffer.prefix(count)), SocketAddress.from(sender))
-            } else if count < 0 && errno != EINTR && errno != ECONNREFUSED {
-                return  // EAGAIN: nothing more for now (any other error: the next turn tries again)
+            } else if count < 0 {
+                let error = SystemError.last(function: "recvfrom")
+                // EAGAIN: nothing more for now (any other error: the next turn tries again).
+                if error.code != EINTR && error.code != ECONNREFUSED { return }
             }
         }
     }

@@ -1,9 +1,14 @@
 public import DongneCore
 import Foundation
 
-/// Many gossip instances on a simulated network: delay, jitter (so reordering), loss, duplication and
-/// partitions, all seeded. The shell of each node is simulated too: it checks every document's signature
-/// before admitting it, as the real node does.
+/// Many nodes on a simulated network, each running the real rules: a ``PeerInstance`` (gossip, reconciliation,
+/// sessions, liveness, redials, anti-entropy) exactly as it ships, with a simulated shell around it that
+/// checks every document's signature, keeps a store in memory, and carries messages over simulated links.
+///
+/// Links are TCP sessions: in order, never duplicated; a lost segment is sent again after a retransmission
+/// timeout, so loss delays a message and everything behind it rather than losing it. A partition holds
+/// everything between the two groups: a session that outlives it delivers what waited, one that does not (its
+/// ends close it after the silence limit) loses it, and dials across it time out. Everything random is seeded.
 public struct Simulation {
     /// How the network and the workload behave.
     public struct Scenario: Sendable {
@@ -13,24 +18,27 @@ public struct Simulation {
         public var extraLinksPerNode = 1
         /// Milliseconds every message takes on a link.
         public var linkDelay: UInt64 = 100
-        /// Up to this much is added to each message's delay, at random: messages overtake each other.
+        /// Up to this much is added to each message's delay, at random (a link still delivers in order).
         public var jitter: UInt64 = 10
-        /// Probability that a message is lost.
+        /// Probability that a segment is lost (and sent again after ``retransmissionTimeout``, maybe lost again).
         public var loss = 0.0
-        /// Probability that a message arrives twice.
-        public var duplication = 0.0
+        /// TCP's retransmission timeout on a LAN.
+        public var retransmissionTimeout: UInt64 = 200
         /// New documents per second, each at a random node.
         public var messagesPerSecond = 100
         /// Milliseconds during which documents are written.
         public var writingDuration: UInt64 = 20_000
-        /// Links between the two groups (nodes below `partitionSplit` and the rest) drop everything in here.
+        /// Links between the two groups (nodes below `partitionSplit` and the rest) carry nothing in here.
         public var partition: Range<UInt64>? = nil
         /// Nodes below this number form one side of the partition.
         public var partitionSplit = 12
-        /// The gossip settings of every node.
-        public var settings = GossipInstance.Settings()
+        /// The settings of every node.
+        public var settings = PeerInstance.Settings()
         /// The seed of every random choice: the same seed, the same run.
         public var seed: UInt64 = 1
+        /// Milliseconds for the nodes to dial each other before the workload starts (and the partition's times
+        /// count from): the Glomers workload runs on a network that is up.
+        public var warmUp: UInt64 = 1_000
 
         /// The Gossip Glomers broadcast workload: 25 nodes, 100 ms links, 100 messages a second for 20 s.
         public init() {}
@@ -42,8 +50,11 @@ public struct Simulation {
         public let published: Int
         /// (document, node) pairs that never arrived.
         public let lost: Int
-        /// Messages sent between nodes, acknowledgements included.
+        /// Messages sent between nodes once the workload started, but keepalives (empty acknowledgements sent
+        /// only to show liveness).
         public let messages: Int
+        /// Keepalives sent.
+        public let keepalives: Int
         /// Messages per document written.
         public let messagesPerOperation: Double
         /// Median milliseconds from writing a document to its arrival at a node.
@@ -57,54 +68,87 @@ public struct Simulation {
         public var description: String {
             var text =
                 "published \(published), lost \(lost), messages/op \(String(format: "%.2f", messagesPerOperation)), "
-                + "latency median \(medianLatency) ms, max \(maximumLatency) ms"
+                + "latency median \(medianLatency) ms, max \(maximumLatency) ms, keepalives \(keepalives)"
             if let catchUpAfterHeal { text += ", everything everywhere \(catchUpAfterHeal) ms after the heal" }
             return text
         }
     }
 
     private enum Item {
-        case deliver(GossipMessage, from: PeerID, to: Int)
+        case event(PeerInstance.Event, node: Int)
+        /// A message over a session, delivered only if that session still exists at both ends.
+        case message([UInt8], link: LinkEnd)
+        case closed(LinkEnd)
         case wake(node: Int)
         case publish(node: Int)
+        case dialled(from: Int, to: Int)
+    }
+
+    /// One end of a session: the node, its number for the session, and the other end.
+    private struct LinkEnd: Hashable {
+        let node: Int
+        let id: PeerID
+    }
+
+    /// A node's in-memory store.
+    private struct Store {
+        var documents: [DocumentID: (created: UInt64, bytes: [UInt8])] = [:]
     }
 
     private let scenario: Scenario
     private var random: SplitMix64
-    private var nodes: [GossipInstance]
-    private var links: Set<[Int]> = []
+    private var nodes: [PeerInstance]
+    private var stores: [Store]
+    private var wakeAt: [UInt64?]
+    private var nextPeer: [UInt64]
+    /// Each session end's other end.
+    private var sessions: [LinkEnd: LinkEnd] = [:]
+    /// When the last message on each direction of a session arrives (they arrive in order).
+    private var lastArrival: [LinkEnd: UInt64] = [:]
     private var queue = EventQueue<Item>()
     private let keys: [SigningKey]
     private let channel = try! ChannelName(normalizing: "서울특별시").id
     private var publishedAt: [DocumentID: UInt64] = [:]
     private var arrivals: [DocumentID: [Int: UInt64]] = [:]
     private var messagesSent = 0
+    private var keepalivesSent = 0
     private var counter = 0
 
     /// A simulation of `scenario`.
     public init(_ scenario: Scenario) {
         self.scenario = scenario
         random = SplitMix64(seed: scenario.seed)
-        nodes = (0..<scenario.nodes).map { _ in GossipInstance(settings: scenario.settings) }
-        keys = (0..<scenario.nodes).map { SigningKey(seed: [UInt8](repeating: UInt8($0), count: 31) + [0x5e])! }
+        let keys = (0..<scenario.nodes).map { SigningKey(seed: [UInt8](repeating: UInt8($0), count: 31) + [0x5e])! }
+        self.keys = keys
+        nodes = keys.indices.map { node in
+            PeerInstance(
+                identity: keys[node].publicKey, now: 0,
+                random: SplitMix64(seed: scenario.seed &* 1_000 &+ UInt64(node)), settings: scenario.settings)
+        }
+        stores = Array(repeating: Store(), count: scenario.nodes)
+        wakeAt = Array(repeating: nil, count: scenario.nodes)
+        nextPeer = Array(repeating: 1, count: scenario.nodes)
     }
 
     /// Runs the workload, then lets the network settle; what it measured.
     public mutating func run() -> Report {
+        for node in 0..<scenario.nodes { handle(.joinedChanged([channel]), at: node, time: 0) }
         connect()
         let total = scenario.messagesPerSecond * Int(scenario.writingDuration) / 1_000
         for _ in 0..<total {
             let time = UInt64.random(in: 0..<scenario.writingDuration, using: &random)
-            queue.push(.publish(node: Int.random(in: 0..<scenario.nodes, using: &random)), at: time)
+            queue.push(.publish(node: Int.random(in: 0..<scenario.nodes, using: &random)), at: scenario.warmUp + time)
         }
-        let end = scenario.writingDuration + (scenario.partition?.upperBound ?? 0) + 30_000
+        let end = scenario.warmUp + scenario.writingDuration + (scenario.partition?.upperBound ?? 0) + 30_000
         while let (time, item) = queue.pop(), time <= end { step(item, at: time) }
         return report()
     }
 
-    /// A ring, plus random extra links.
+    /// Each node listens at 10.0.0.N:7000 and dials the nodes of its links with a larger number: a ring, plus
+    /// random extra links.
     private mutating func connect() {
         let count = scenario.nodes
+        var links: Set<[Int]> = []
         for node in 0..<count { links.insert([node, (node + 1) % count].sorted()) }
         for node in 0..<count {
             for _ in 0..<scenario.extraLinksPerNode {
@@ -113,12 +157,24 @@ public struct Simulation {
             }
         }
         for link in links.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            // A node's tag is its number, as every node's tag is the start of its key.
-            _ = nodes[link[0]].handle(
-                .connected(PeerID(UInt64(link[1])), channels: [channel], tag: PeerTag(UInt64(link[1]))))
-            _ = nodes[link[1]].handle(
-                .connected(PeerID(UInt64(link[0])), channels: [channel], tag: PeerTag(UInt64(link[0]))))
+            handle(.connect(Self.address(of: link[1])), at: link[0], time: 0)
         }
+    }
+
+    private static func address(of node: Int) -> PeerAddress {
+        PeerAddress(host: "10.0.\(node / 250).\(node % 250 + 1)", port: 7_000)
+    }
+
+    private static func node(at address: PeerAddress) -> Int? {
+        let parts = address.host.split(separator: ".").compactMap { Int($0) }
+        guard parts.count == 4 else { return nil }
+        return parts[2] * 250 + parts[3] - 1
+    }
+
+    private func partitioned(_ first: Int, _ second: Int, at time: UInt64) -> Bool {
+        guard let partition = scenario.partition, time >= scenario.warmUp, partition.contains(time - scenario.warmUp)
+        else { return false }
+        return (first < scenario.partitionSplit) != (second < scenario.partitionSplit)
     }
 
     private mutating func step(_ item: Item, at time: UInt64) {
@@ -130,51 +186,141 @@ public struct Simulation {
             let document = try! Document.sign(body, created: 1_764_400_000_000 + time, by: keys[node])
             publishedAt[document.id] = time
             arrivals[document.id, default: [:]][node] = time
-            apply(nodes[node].handle(.tick(now: time)), at: node, time: time)
-            apply(
-                nodes[node].handle(.published(id: document.id, channel: channel, bytes: document.bytes)), at: node,
-                time: time)
+            stores[node].documents[document.id] = (document.created, document.bytes)
+            handle(.published(GossipDocument(id: document.id, bytes: document.bytes), channel: channel), at: node, time: time)
+        case .event(let event, let node):
+            handle(event, at: node, time: time)
+        case .message(let bytes, let end):
+            guard sessions[end] != nil else { return }  // the session ended meanwhile
+            handle(.message(end.id, bytes), at: end.node, time: time)
+        case .closed(let end):
+            guard sessions.removeValue(forKey: end) != nil else { return }
+            handle(.closed(end.id, reason: "connection closed"), at: end.node, time: time)
         case .wake(let node):
-            apply(nodes[node].handle(.tick(now: time)), at: node, time: time)
-        case .deliver(let message, let from, let node):
-            apply(nodes[node].handle(.tick(now: time)), at: node, time: time)
-            apply(nodes[node].handle(.received(message, from: from)), at: node, time: time)
+            guard let due = wakeAt[node], due <= time else { return }
+            wakeAt[node] = nil
+            handle(.timer, at: node, time: time)
+        case .dialled(let from, let to):
+            open(from: from, to: to, at: time)
         }
     }
 
-    /// Carries out a node's directives: sends go on the wire, admissions are checked at once, wakes are queued.
-    private mutating func apply(_ directives: [GossipInstance.Directive], at node: Int, time: UInt64) {
+    /// A dial that got through: a session with both ends opened and, a round trip later, established.
+    private mutating func open(from dialler: Int, to listener: Int, at time: UInt64) {
+        let outbound = LinkEnd(node: dialler, id: PeerID(nextPeer[dialler]))
+        let inbound = LinkEnd(node: listener, id: PeerID(nextPeer[listener]))
+        nextPeer[dialler] += 1
+        nextPeer[listener] += 1
+        sessions[outbound] = inbound
+        sessions[inbound] = outbound
+        handle(.opened(outbound.id, remote: Self.address(of: listener), dialled: Self.address(of: listener)), at: dialler, time: time)
+        handle(.opened(inbound.id, remote: Self.address(of: dialler), dialled: nil), at: listener, time: time)
+        let hash = Array("\(dialler)-\(listener)-\(time)".utf8)
+        for (end, peer) in [(outbound, listener), (inbound, dialler)] {
+            queue.push(
+                .event(.established(end.id, peer: keys[peer].publicKey, handshakeHash: hash), node: end.node),
+                at: time + 2 * scenario.linkDelay)
+        }
+    }
+
+    private mutating func handle(_ event: PeerInstance.Event, at node: Int, time: UInt64) {
+        var pending = [event]
+        while !pending.isEmpty {
+            let next = pending.removeFirst()
+            pending += carryOut(nodes[node].handle(next, now: time), at: node, time: time)
+        }
+    }
+
+    /// The simulated shell: carries out a node's directives; the events that answer at once.
+    private mutating func carryOut(_ directives: [PeerInstance.Directive], at node: Int, time: UInt64)
+        -> [PeerInstance.Event]
+    {
+        var answers: [PeerInstance.Event] = []
         for directive in directives {
             switch directive {
-            case .send(let message, let peer), .sendDatagram(let message, let peer):
-                // The simulated links lose, delay, duplicate and reorder every message alike.
-                transmit(message, from: node, to: Int(peer.value), at: time)
-            case .admit(let document, _):
-                let id = document.id
-                let valid = (try? document.verified()) != nil
-                if valid, arrivals[id]?[node] == nil { arrivals[id, default: [:]][node] = time }
-                apply(nodes[node].handle(valid ? .admitted(id) : .refused(id)), at: node, time: time)
+            case .send(let message, let id):
+                transmit(message, from: LinkEnd(node: node, id: id), at: time)
+            case .sendDatagrams(let datagrams):
+                answers.append(.datagramsRefused(datagrams))  // no datagram socket: never offered
+            case .close(let id, _), .sayGoodbye(let id):
+                hangUp(LinkEnd(node: node, id: id), at: time)
+            case .dial(let address):
+                guard let peer = Self.node(at: address), peer < scenario.nodes else {
+                    answers.append(.dialFailed(address))
+                    continue
+                }
+                if partitioned(node, peer, at: time) {
+                    queue.push(.event(.dialFailed(address), node: node), at: time + 5_000)  // connect's timeout
+                } else {
+                    queue.push(.dialled(from: node, to: peer), at: time + 2 * scenario.linkDelay)
+                }
+            case .check(let documents, let from, _):
+                answers += check(documents, from: from, at: node, time: time)
+            case .loadItems(let channel, let peer, let payload):
+                let items = stores[node].documents.compactMap { NegentropyItem(timestamp: $0.value.created, id: $0.key.bytes) }
+                answers.append(.itemsLoaded(channel, for: peer, answering: payload, items: items.sorted()))
+            case .loadDocuments(let ids, let peer):
+                let documents = ids.compactMap { id in
+                    stores[node].documents[id].map { GossipDocument(id: id, bytes: $0.bytes) }
+                }
+                answers.append(.documentsLoaded(documents, for: peer))
             case .wake(let at):
+                wakeAt[node] = at
                 queue.push(.wake(node: node), at: at)
-            case .delivered, .misbehaved:
-                break
+            case .acknowledged, .reconciled, .remember, .notify:
+                continue
             }
         }
+        return answers
     }
 
-    private mutating func transmit(_ message: GossipMessage, from node: Int, to peer: Int, at time: UInt64) {
-        messagesSent += 1
-        if let partition = scenario.partition, partition.contains(time),
-            (node < scenario.partitionSplit) != (peer < scenario.partitionSplit)
-        {
-            return
+    /// Checks signatures and stores what holds, as a node does; the arrival time is when it shows.
+    private mutating func check(_ documents: [UnverifiedDocument], from: PeerID, at node: Int, time: UInt64)
+        -> [PeerInstance.Event]
+    {
+        var verified: [DocumentID] = []
+        var admissions: [PeerInstance.Admission] = []
+        for document in documents {
+            guard (try? document.verified()) != nil else {
+                admissions.append(.init(document.id, from: from, .invalid))
+                continue
+            }
+            if stores[node].documents[document.id] == nil {
+                stores[node].documents[document.id] = (document.created, document.bytes)
+                verified.append(document.id)
+                if arrivals[document.id]?[node] == nil { arrivals[document.id, default: [:]][node] = time }
+            }
+            admissions.append(.init(document.id, from: from, .stored))
         }
-        if Double.random(in: 0..<1, using: &random) < scenario.loss { return }
-        let copies = Double.random(in: 0..<1, using: &random) < scenario.duplication ? 2 : 1
-        for _ in 0..<copies {
-            let delay = scenario.linkDelay + UInt64.random(in: 0...scenario.jitter, using: &random)
-            queue.push(.deliver(message, from: PeerID(UInt64(node)), to: peer), at: time + delay)
+        return [.checked(verified: verified, forger: nil), .settled(admissions)]
+    }
+
+    /// A message over a session: after the link's delay, plus a retransmission timeout for each lost
+    /// segment, and never before the message sent before it; held while a partition lasts.
+    private mutating func transmit(_ message: GossipMessage, from end: LinkEnd, at time: UInt64) {
+        guard let other = sessions[end] else { return }
+        // Counted once the workload starts: setting sessions up is not a cost of the operations.
+        if time >= scenario.warmUp {
+            if case .acknowledge([]) = message { keepalivesSent += 1 } else { messagesSent += 1 }
         }
+        var delay = scenario.linkDelay + UInt64.random(in: 0...scenario.jitter, using: &random)
+        while Double.random(in: 0..<1, using: &random) < scenario.loss { delay += scenario.retransmissionTimeout }
+        var arrival = time + delay
+        if partitioned(end.node, other.node, at: time), let partition = scenario.partition {
+            arrival = max(arrival, scenario.warmUp + partition.upperBound + delay)
+        }
+        arrival = max(arrival, lastArrival[end] ?? 0)
+        lastArrival[end] = arrival
+        queue.push(.message(message.wireBytes, link: other), at: arrival)
+    }
+
+    /// One end closed the session: the other end hears once its last messages arrived (unless it closed too).
+    private mutating func hangUp(_ end: LinkEnd, at time: UInt64) {
+        guard let other = sessions.removeValue(forKey: end) else { return }
+        if !partitioned(end.node, other.node, at: time) {
+            queue.push(.closed(other), at: max(time + scenario.linkDelay, lastArrival[end] ?? 0))
+        }
+        lastArrival[end] = nil
     }
 
     private func report() -> Report {
@@ -192,9 +338,12 @@ public struct Simulation {
         latencies.sort()
         let operations = max(1, publishedAt.count)
         return Report(
-            published: publishedAt.count, lost: lost, messages: messagesSent,
+            published: publishedAt.count, lost: lost, messages: messagesSent, keepalives: keepalivesSent,
             messagesPerOperation: Double(messagesSent) / Double(operations),
             medianLatency: latencies.isEmpty ? 0 : latencies[latencies.count / 2], maximumLatency: latencies.last ?? 0,
-            catchUpAfterHeal: scenario.partition.map { lastArrival > $0.upperBound ? lastArrival - $0.upperBound : 0 })
+            catchUpAfterHeal: scenario.partition.map { partition in
+                let heal = scenario.warmUp + partition.upperBound
+                return lastArrival > heal ? lastArrival - heal : 0
+            })
     }
 }

@@ -5,8 +5,8 @@ import Testing
 struct SessionPair {
     var initiator: SecureSession
     var responder: SecureSession
-    var initiatorSaw: [SecureSession.Action] = []
-    var responderSaw: [SecureSession.Action] = []
+    var initiatorSaw: [SecureSession.Directive] = []
+    var responderSaw: [SecureSession.Directive] = []
 
     static let alice = SigningKey(seed: [UInt8](repeating: 0xa1, count: 32))!
     static let bob = SigningKey(seed: [UInt8](repeating: 0xb1, count: 32))!
@@ -38,7 +38,7 @@ struct SessionPair {
         }
     }
 
-    static func bytes(_ actions: [SecureSession.Action]) -> [UInt8] {
+    static func bytes(_ actions: [SecureSession.Directive]) -> [UInt8] {
         actions.flatMap { action -> [UInt8] in if case .send(let bytes) = action { bytes } else { [] } }
     }
 }

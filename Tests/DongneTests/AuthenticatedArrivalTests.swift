@@ -26,8 +26,8 @@ import Testing
             a = try await Node.start(Configuration(dataDirectory: directory, displayName: "a", listenPort: 0))
             seoul = try await a.join("서울특별시").id
             port = try #require(a.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
-            author = try RawPeer(port: port, identity: authorKey)
-            observer = try RawPeer(port: port, identity: SigningKey.generate())
+            author = try await RawPeer(port: port, identity: authorKey)
+            observer = try await RawPeer(port: port, identity: SigningKey.generate())
             for peer in [author, observer] {
                 #expect(await peer.waitUntilEstablished())
                 peer.send(.channels([seoul]))

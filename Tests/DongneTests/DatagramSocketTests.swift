@@ -25,7 +25,7 @@ import Testing
         defer { socket.close() }
 
         let peerKey = SigningKey.generate()
-        let peer = try RawPeer(port: port, identity: peerKey)
+        let peer = try await RawPeer(port: port, identity: peerKey)
         #expect(await peer.waitUntilEstablished())
         var channel = try #require(peer.datagramChannel())
         // The route first: once the node answers the channels with a reconciliation, it has taken both (a

@@ -225,7 +225,7 @@ final class NodeProcess: @unchecked Sendable {
         #expect(await ReconnectionTests.eventually { await a.peers().count == 1 })
 
         let junk = SigningKey.generate()
-        let flood = try RawPeer(port: port, identity: junk)
+        let flood = try await RawPeer(port: port, identity: junk)
         #expect(await ReconnectionTests.eventually { await a.peers().count == 2 })
         let forged = try Self.forgedDocument(in: seoulA.id)
         let sent = await flood.send(batches: 300, documentsEach: 20, forged: forged, seconds: 5)
@@ -243,7 +243,7 @@ final class NodeProcess: @unchecked Sendable {
         #expect(await ReconnectionTests.eventually { (try? a.store.documentCount(in: seoulA.id)) == 1 })
         #expect(try a.store.documentCount(in: seoulA.id) == 1, "nothing the junk peer sent was stored")
 
-        let again = try RawPeer(port: port, identity: junk)
+        let again = try await RawPeer(port: port, identity: junk)
         #expect(await again.wasRefused(), "the junk identity is ignored for a while")
         registration.remove()
         await b.stop()

@@ -12,8 +12,12 @@ final class RawPeer: @unchecked Sendable {
     private var closed = false
     private var received: [GossipMessage] = []
 
-    init(port: UInt16, identity: SigningKey) throws {
-        connection = try TCPConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port)!)
+    /// The loop every raw peer's connection runs on.
+    static let loop = try! EventLoop(name: "test-raw-peers")
+
+    init(port: UInt16, identity: SigningKey) async throws {
+        connection = try await TCPConnection.connect(
+            to: SocketAddress(host: "127.0.0.1", port: port)!, on: Self.loop)
         session = SecureSession(
             role: .initiator, identity: identity, networkKey: NetworkKey(passphrase: NetworkKey.defaultPassphrase)!)
         connection.start(
@@ -22,7 +26,7 @@ final class RawPeer: @unchecked Sendable {
         handle(lock.withLock { session.start() })
     }
 
-    private func handle(_ actions: [SecureSession.Action]) {
+    private func handle(_ actions: [SecureSession.Directive]) {
         for action in actions {
             switch action {
             case .send(let bytes): connection.send(bytes)

@@ -1,50 +1,57 @@
 import DongneNet
 import Foundation
+import Synchronization
 import Testing
 
-/// A connection whose consumer falls behind stops reading, so TCP's flow control slows the sender and memory
-/// stays bounded; it reads on once the consumer catches up.
+/// Connections on an event loop: bytes arrive in order, and a peer that stops reading is cut off once the
+/// bytes waiting for it pass the limit, so a node's memory stays bounded.
 @Suite struct TCPBackPressureTests {
-    final class Tally: @unchecked Sendable {
-        private let lock = NSLock()
-        private var bytes = 0
-        private var connection: TCPConnection?
-        func add(_ count: Int) { lock.withLock { bytes += count } }
-        var total: Int { lock.withLock { bytes } }
-        func adopt(_ accepted: TCPConnection) { lock.withLock { connection = accepted } }
-        var accepted: TCPConnection? { lock.withLock { connection } }
+    final class Inbox: Sendable {
+        let bytes = Mutex<[UInt8]>([])
+        let ended = Mutex<SystemError??>(nil)
+        let accepted = Mutex<TCPConnection?>(nil)
     }
 
-    @Test func aReaderPausesWhileItsConsumerIsBehindAndResumesWhenItCatchesUp() async throws {
-        let tally = Tally()
-        let listener = try TCPListener(host: "127.0.0.1", port: 0) { tally.adopt($0) }
-        defer { listener.close() }
-        let client = try TCPConnection.connect(to: listener.address)
-        defer { client.close() }
-        client.start(onReceive: { _ in }, onClose: { _ in })
-        #expect(await ReconnectionTests.eventually { tally.accepted != nil })
-        let server = try #require(tally.accepted)
-        defer { server.close() }
-        server.start(consumedOnReturn: false, onReceive: { tally.add($0.count) }, onClose: { _ in })
-
-        let chunk = [UInt8](repeating: 7, count: 65_536)
-        let total = 6 << 20  // below the sender's own 8 MiB queue limit
-        for _ in 0..<(total / chunk.count) { client.send(chunk) }
-        let limit = TCPConnection.maximumUnconsumedBytes
-        #expect(await ReconnectionTests.eventually { tally.total >= limit })
-        // The sender writes what the kernel's buffers take; whatever it managed, the reader read no further.
-        _ = await ReconnectionTests.eventually(seconds: 2) { client.traffic.sent == total }
-        #expect(tally.total <= limit + 65_536, "read \(tally.total) bytes with none consumed")
-
-        server.consumed(tally.total)
-        #expect(await ReconnectionTests.eventually { tally.total >= limit + 65_536 + 1 })
-        var consumed = tally.total
-        while tally.total < total {
-            server.consumed(tally.total - consumed)
-            consumed = tally.total
-            guard await ReconnectionTests.eventually(seconds: 5, { tally.total > consumed || tally.total == total })
-            else { break }
+    @Test func bytesArriveInOrderAndBothEndsCountThem() async throws {
+        let loop = try EventLoop(name: "test-tcp")
+        let inbox = Inbox()
+        let listener = try TCPListener(host: "127.0.0.1", port: 0, loop: loop) { connection in
+            inbox.accepted.withLock { $0 = connection }
+            connection.start(
+                onReceive: { chunk in inbox.bytes.withLock { $0 += chunk } },
+                onClose: { error in inbox.ended.withLock { $0 = .some(error) } })
         }
-        #expect(tally.total == total, "everything arrives once the consumer keeps up")
+        defer { listener.close() }
+        let client = try await TCPConnection.connect(to: listener.address, on: loop)
+        client.start(onReceive: { _ in }, onClose: { _ in })
+        let message = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
+        for offset in stride(from: 0, to: message.count, by: 100_000) {
+            client.send(Array(message[offset..<min(message.count, offset + 100_000)]))
+        }
+        #expect(await ReconnectionTests.eventually { inbox.bytes.withLock { $0.count } == message.count })
+        #expect(inbox.bytes.withLock { $0 } == message)
+        #expect(client.traffic.sent == message.count)
+        #expect(inbox.accepted.withLock { $0?.traffic.received } == message.count)
+        client.closeAfterWrites()
+        #expect(await ReconnectionTests.eventually { inbox.ended.withLock { $0 } != nil })
+        #expect(inbox.ended.withLock { $0 } == .some(nil), "a clean end of stream")
+    }
+
+    @Test func aPeerThatStopsReadingIsCutOffOnceTheLimitWaitsForIt() async throws {
+        let loop = try EventLoop(name: "test-tcp")
+        let inbox = Inbox()
+        // Accepted and never read: the kernel's buffers fill, then the sender's queue.
+        let listener = try TCPListener(host: "127.0.0.1", port: 0, loop: loop) { connection in
+            inbox.accepted.withLock { $0 = connection }
+        }
+        defer { listener.close() }
+        let client = try await TCPConnection.connect(to: listener.address, on: loop)
+        client.start(onReceive: { _ in }, onClose: { error in inbox.ended.withLock { $0 = .some(error) } })
+        let chunk = [UInt8](repeating: 1, count: 1 << 20)
+        for _ in 0..<64 { client.send(chunk) }
+        #expect(await ReconnectionTests.eventually { inbox.ended.withLock { $0 } != nil })
+        #expect(inbox.ended.withLock { $0 }??.code == ENOBUFS)
+        #expect(client.traffic.sent < 64 << 20, "what the kernel took, not all of it")
+        inbox.accepted.withLock { $0?.close() }
     }
 }

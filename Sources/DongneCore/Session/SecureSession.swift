@@ -1,5 +1,5 @@
 /// One end of a dongne session over a byte stream: the Noise XXpsk3 handshake with identity proofs, then
-/// encrypted, length-framed, in-order messages. A pure state machine: bytes in, ``Action``s out.
+/// encrypted, length-framed, in-order messages. A pure state machine: bytes in, ``Directive``s out.
 ///
 ///     initiator                                  responder
 ///     -> frame(msg1: e)
@@ -14,7 +14,7 @@
 /// Each direction rekeys (Noise REKEY) after every ``rekeyInterval`` messages, at the same count on both ends.
 public struct SecureSession: Sendable {
     /// What the shell must do.
-    public enum Action: Sendable, Equatable {
+    public enum Directive: Sendable, Equatable {
         /// Write these bytes to the stream.
         case send([UInt8])
         /// The peer proved it holds the network key and this identity; messages may flow.
@@ -78,14 +78,14 @@ public struct SecureSession: Sendable {
     }
 
     /// Starts the handshake: the initiator's first message (the responder starts by reading).
-    public mutating func start() -> [Action] {
+    public mutating func start() -> [Directive] {
         guard case .handshaking(var handshake) = state, handshake.isMyTurnToWrite else { return [] }
         return writeHandshake(&handshake, payload: [])
     }
 
     /// Takes bytes read from the stream.
-    public mutating func receive(_ bytes: [UInt8]) -> [Action] {
-        var actions: [Action] = []
+    public mutating func receive(_ bytes: [UInt8]) -> [Directive] {
+        var actions: [Directive] = []
         for frame in frames.append(bytes) {
             if case .closed = state { break }
             actions += receiveFrame(frame)
@@ -94,7 +94,7 @@ public struct SecureSession: Sendable {
     }
 
     /// Sends one message to the peer; refused before the session is established.
-    public mutating func send(_ message: [UInt8]) -> [Action] {
+    public mutating func send(_ message: [UInt8]) -> [Directive] {
         guard message.count <= Self.maximumMessageBytes else { return fail(.messageTooLarge) }
         guard case .established(var sendCipher, let receiveCipher, let peer) = state else {
             return fail(.notEstablished)
@@ -105,7 +105,7 @@ public struct SecureSession: Sendable {
     }
 
     /// Says goodbye and ends the session.
-    public mutating func close() -> [Action] {
+    public mutating func close() -> [Directive] {
         guard case .established(var sendCipher, _, _) = state else {
             state = .closed
             return [.close(.goodbye)]
@@ -117,7 +117,7 @@ public struct SecureSession: Sendable {
 
     // MARK: Handshake
 
-    private mutating func receiveFrame(_ frame: [UInt8]) -> [Action] {
+    private mutating func receiveFrame(_ frame: [UInt8]) -> [Directive] {
         switch state {
         case .handshaking(var handshake): return readHandshake(&handshake, frame)
         case .awaitingIdentity(let sendCipher, var receiveCipher, let remoteStatic):
@@ -140,7 +140,7 @@ public struct SecureSession: Sendable {
         }
     }
 
-    private mutating func readHandshake(_ handshake: inout NoiseHandshake, _ frame: [UInt8]) -> [Action] {
+    private mutating func readHandshake(_ handshake: inout NoiseHandshake, _ frame: [UInt8]) -> [Directive] {
         let payload: [UInt8]
         do { payload = try handshake.readMessage(frame) } catch { return fail(.handshakeFailed(error)) }
         if !handshake.isComplete { return writeHandshake(&handshake, payload: []) }
@@ -157,7 +157,7 @@ public struct SecureSession: Sendable {
         return proof + [.established(peer)]
     }
 
-    private mutating func writeHandshake(_ handshake: inout NoiseHandshake, payload: [UInt8]) -> [Action] {
+    private mutating func writeHandshake(_ handshake: inout NoiseHandshake, payload: [UInt8]) -> [Directive] {
         // Message 3 (the initiator's second write) carries its identity proof, behind the PSK.
         let isThird = handshake.role == .initiator && handshake.remoteStatic != nil
         let body = isThird ? IdentityProof(identity: identity, staticKey: staticKey.publicKey).bytes : payload
@@ -176,7 +176,7 @@ public struct SecureSession: Sendable {
 
     // MARK: Transport
 
-    private func seal(_ kind: Kind, _ body: [UInt8], with cipher: inout NoiseCipherState) -> [Action] {
+    private func seal(_ kind: Kind, _ body: [UInt8], with cipher: inout NoiseCipherState) -> [Directive] {
         guard let ciphertext = try? cipher.encrypt([kind.rawValue] + body) else { return [.close(.nonceExhausted)] }
         if cipher.messageCount % rekeyInterval == 0 { cipher.rekey() }
         return [.send(FrameReader.frame(ciphertext))]
@@ -189,7 +189,7 @@ public struct SecureSession: Sendable {
         return (kind, Array(plaintext.dropFirst()))
     }
 
-    private mutating func fail(_ error: SessionError) -> [Action] {
+    private mutating func fail(_ error: SessionError) -> [Directive] {
         state = .closed
         return [.close(error)]
     }
