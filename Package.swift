@@ -28,11 +28,13 @@ let package = Package(
         .systemLibrary(name: "CSystem"),
 
         .target(name: "DongneCore", dependencies: ["CSodium"]),
-        .target(name: "DongneStore", dependencies: ["DongneCore", "CSQLite", "CSystem"]),
-        .target(name: "DongneNet", dependencies: ["DongneCore", "CDNSSD", "CSystem"]),
-        .target(name: "Dongne", dependencies: ["DongneCore", "DongneStore", "DongneNet"]),
+        // The kernel, for everything above it: the event loop, system calls and errno, threads, locks.
+        .target(name: "DongneSystem", dependencies: ["CSystem"]),
+        .target(name: "DongneStore", dependencies: ["DongneCore", "DongneSystem", "CSQLite", "CSystem"]),
+        .target(name: "DongneNet", dependencies: ["DongneCore", "DongneSystem", "CDNSSD", "CSystem"]),
+        .target(name: "Dongne", dependencies: ["DongneCore", "DongneSystem", "DongneStore", "DongneNet"]),
         .executableTarget(
-            name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneStore", "DongneNet"]),
+            name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneSystem", "DongneStore", "DongneNet"]),
 
         // Tools: the protocol's test vectors, the benchmarks, and the crash-safety probe the store tests drive.
         .target(name: "DongneVectors", dependencies: ["DongneCore"]),
@@ -40,7 +42,9 @@ let package = Package(
         .executableTarget(name: "dongne-vectors", dependencies: ["DongneVectors"]),
         .executableTarget(
             name: "dongne-bench",
-            dependencies: ["Dongne", "DongneCore", "DongneStore", "DongneNet", "DongneSimulation", "CSodium"]),
+            dependencies: [
+                "Dongne", "DongneCore", "DongneSystem", "DongneStore", "DongneNet", "DongneSimulation", "CSodium",
+            ]),
         .executableTarget(name: "dongne-ingest-probe", dependencies: ["DongneCore", "DongneStore"]),
 
         // Small programs built on the public library only.
@@ -52,9 +56,11 @@ let package = Package(
             name: "DongneCoreTests", dependencies: ["DongneCore", "DongneVectors", "DongneSimulation"],
             exclude: ["NoiseVectors"]),
         .testTarget(
-            name: "DongneStoreTests", dependencies: ["DongneCore", "DongneStore", "DongneTestSupport", "dongne-ingest-probe"]),
+            name: "DongneStoreTests",
+            dependencies: ["DongneCore", "DongneStore", "DongneSystem", "DongneTestSupport", "dongne-ingest-probe"]),
         .testTarget(
-            name: "DongneTests", dependencies: ["Dongne", "DongneNet", "DongneTestSupport", "dongne", "change-feed"],
+            name: "DongneTests",
+            dependencies: ["Dongne", "DongneNet", "DongneSystem", "DongneTestSupport", "dongne", "change-feed"],
             exclude: ["Transcripts"]),
     ]
 )

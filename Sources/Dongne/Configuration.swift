@@ -1,5 +1,6 @@
 import DongneCore
 import Foundation
+import Synchronization
 
 /// How a node starts: where it keeps its data, what it calls its user, and its local rules.
 public struct Configuration: Sendable {
@@ -73,14 +74,10 @@ public struct NodeClock: Sendable {
     }
 }
 
-private final class SteppingCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count: UInt64 = 0
+private final class SteppingCounter: Sendable {
+    private let count = Atomic<UInt64>(0)
 
     func next() -> UInt64 {
-        lock.withLock {
-            defer { count += 1 }
-            return count
-        }
+        count.add(1, ordering: .relaxed).oldValue
     }
 }

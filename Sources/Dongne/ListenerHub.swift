@@ -1,5 +1,7 @@
 import DongneNet
 import Foundation
+import Synchronization
+import DongneSystem
 
 /// Where every listener of a node lives, and the executor their callbacks run on.
 ///
@@ -26,6 +28,10 @@ import Foundation
 ///    way; should that check fail, or the store fail to keep it, it is `removed` again (until the peer sends
 ///    it again, for a store failure). Its tests are in `ArrivingMessagesTests.swift` and
 ///    `AuthenticatedArrivalTests.swift`.
+/// 10. Every callback runs on the node's own thread, `dongne-net`, the thread that reads the network and shows
+///    what arrives: never on the thread that added the listener or wrote the document, never on Swift's
+///    shared pool. (GRDB's `ValueObservation` lets its caller choose; a program that wants its callbacks on
+///    another thread hands them on itself, so that an arriving message reaches listeners with no hop.)
 ///
 /// Listeners registered with the same query share one ``Observer``, so a change is computed once however
 /// many listeners watch it.
@@ -284,15 +290,14 @@ actor ListenerHub {
     }
 }
 
-/// A queue behind a lock, filled from any thread and drained on the hub.
-final class PendingQueue<Element: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var elements: [Element] = []
+/// A queue behind a mutex, filled from any thread and drained on the hub.
+final class PendingQueue<Element: Sendable>: Sendable {
+    private let elements = Mutex<[Element]>([])
 
-    func append(_ element: Element) { lock.withLock { elements.append(element) } }
+    func append(_ element: Element) { elements.withLock { $0.append(element) } }
 
     func drain() -> [Element] {
-        lock.withLock {
+        elements.withLock { elements in
             defer { elements.removeAll() }
             return elements
         }

@@ -1,6 +1,8 @@
 import DongneNet
 package import DongneStore
 import Foundation
+import Synchronization
+import DongneSystem
 
 /// A dongne node: one identity, one store, the listeners of its user.
 ///
@@ -21,7 +23,8 @@ public final class Node: Sendable {
     let background = BackgroundQueue(name: "dongne-checks")
     let source: SnapshotSource
     let region: ChannelName?
-    private let profile: LockedName
+    /// The current display name, readable from any thread.
+    private let profile: Locked<String>
     private let clock: MonotonicClock
     private let network: LockedNetwork
     /// Makes the data directory this node's alone while it runs.
@@ -50,7 +53,7 @@ public final class Node: Sendable {
         self.identity = identity
         self.store = store
         self.region = region
-        self.profile = LockedName(configuration.displayName)
+        self.profile = Locked(configuration.displayName)
         self.clock = MonotonicClock(configuration.clock)
         let policy = ModerationPolicy(reportThreshold: max(1, configuration.reportThreshold))
         source = SnapshotSource(store: store, viewer: identity.publicKey, policy: policy)
@@ -351,16 +354,15 @@ public final class Node: Sendable {
 
 /// The times of the documents a node signs: its clock, but never the same millisecond twice or backwards, so
 /// that its own writes keep the order they were made in (positions tie-break by random id otherwise).
-private final class MonotonicClock: @unchecked Sendable {
-    private let lock = NSLock()
+private final class MonotonicClock: Sendable {
     private let clock: NodeClock
-    private var last: UInt64 = 0
+    private let last = Mutex<UInt64>(0)
 
     init(_ clock: NodeClock) { self.clock = clock }
 
     func next() -> UInt64 {
         let now = clock.now()
-        return lock.withLock {
+        return last.withLock { last in
             last = max(now, last + 1)
             return last
         }
@@ -368,24 +370,11 @@ private final class MonotonicClock: @unchecked Sendable {
 }
 
 /// The node's network, once started, and where it listens.
-private final class LockedNetwork: @unchecked Sendable {
-    private let lock = NSLock()
-    private var network: PeerNetwork?
-    private var listening: String?
+private final class LockedNetwork: Sendable {
+    private let state = Mutex<(network: PeerNetwork?, listening: String?)>((nil, nil))
 
-    func get() -> PeerNetwork? { lock.withLock { network } }
-    func set(_ network: PeerNetwork) { lock.withLock { self.network = network } }
-    var address: String? { lock.withLock { listening } }
-    func setAddress(_ address: String) { lock.withLock { listening = address } }
-}
-
-/// The current display name, readable from any thread.
-private final class LockedName: @unchecked Sendable {
-    private let lock = NSLock()
-    private var name: String
-
-    init(_ name: String) { self.name = name }
-
-    func get() -> String { lock.withLock { name } }
-    func set(_ newName: String) { lock.withLock { name = newName } }
+    func get() -> PeerNetwork? { state.withLock { $0.network } }
+    func set(_ network: PeerNetwork) { state.withLock { $0.network = network } }
+    var address: String? { state.withLock { $0.listening } }
+    func setAddress(_ address: String) { state.withLock { $0.listening = address } }
 }

@@ -1,6 +1,7 @@
 package import DongneCore
 package import DongneStore
 import DongneNet
+import DongneSystem
 
 /// Storing what arrived from elsewhere, once ``Node/check(parsed:)`` checked it and listeners were shown it.
 extension Node {

@@ -2,6 +2,7 @@ import DongneCore
 import DongneNet
 import DongneStore
 import Foundation
+import DongneSystem
 
 /// The shell around ``PeerInstance``: it turns sockets, timers, DNS-SD reports and store reads into the core's
 /// events, and carries out the core's directives through one function, ``run(_:)``. It decides nothing about
@@ -145,11 +146,18 @@ actor PeerNetwork {
     }
 
     /// A document this node wrote (queued for the store) goes out to peers, then the messages held for it are
-    /// shown to local listeners in `showing` (the hub shares this loop).
+    /// shown to local listeners in `showing`. The sending may run on the writing thread (see
+    /// `EventLoop.runIfFree(_:)`); the showing runs on the loop's own thread, where every listener callback
+    /// runs (sentence 10 of the listener contract), before anything the hub is asked later.
     func published(_ document: Document, showing: Set<ChannelID> = []) {
         recentlyPublished.add(document)
         handle(.published(GossipDocument(id: document.id, bytes: document.bytes), channel: document.channel))
-        owner?.showNow(showing)
+        guard !showing.isEmpty else { return }
+        if loop.isOwnThread {
+            owner?.showNow(showing)
+        } else {
+            loop.execute { [weak owner] in owner?.showNow(showing) }
+        }
     }
 
     /// A document this node published did not commit: reconciliation no longer counts it.

@@ -2,6 +2,7 @@ import CDNSSD
 import CSystem
 import Foundation
 import Glibc
+public import DongneSystem
 
 /// DNS-SD through Avahi's libdns_sd compatibility layer: registers this node's service, browses for others,
 /// resolves each (SRV and TXT), then asks for its host's IPv4 address, and reports what it finds.

@@ -1,4 +1,5 @@
 import Glibc
+import DongneSystem
 
 /// An IPv4 address and port, as `host:port`.
 ///

@@ -1,6 +1,7 @@
 import CSystem
 import Glibc
 import Synchronization
+public import DongneSystem
 
 /// One TCP connection on an ``EventLoop``: a non-blocking socket that the loop reads when it is readable and
 /// writes when it is writable, so that a node has no thread per connection and its thread count does not grow

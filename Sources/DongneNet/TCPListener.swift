@@ -1,6 +1,7 @@
 import CSystem
 import Glibc
 import Synchronization
+public import DongneSystem
 
 /// Accepts TCP connections on a port, on an ``EventLoop``: the loop accepts when the socket is readable, and
 /// hands each connection (non-blocking, on the same loop) to a callback.
@@ -34,7 +35,9 @@ public final class TCPListener: Sendable {
             _ = try requested.withSockaddr { pointer, length throws(SystemError) in
                 try systemCall("bind") { bind(descriptor, pointer, length) }
             }
-            try systemCall("listen") { listen(descriptor, 64) }
+            // The kernel's largest backlog: a burst of peers dialling at once (a LAN coming up) waits in it
+            // rather than having its handshakes dropped and retried a second later.
+            try systemCall("listen") { listen(descriptor, SOMAXCONN) }
             address = SocketAddress(host: host, port: try SocketAddress.localPort(of: descriptor))!
         } catch {
             Glibc.close(descriptor)

@@ -1,10 +1,12 @@
 import CSystem
 import Foundation
 import Glibc
+import Synchronization
+public import DongneSystem
 
 /// A bound UDP socket: its loop hands each received datagram and its sender to a callback, on the loop's
 /// thread; sends never block for long (a full send buffer drops the datagram, as the network would).
-public final class UDPSocket: @unchecked Sendable {
+public final class UDPSocket: Sendable {
     /// The largest datagram read; anything longer is cut to this and fails its MAC upstream.
     public static let maximumDatagramBytes = 2_048
     /// Datagrams read at most each time the socket is found readable, so that the loop's other work is not
@@ -16,12 +18,9 @@ public final class UDPSocket: @unchecked Sendable {
     /// The loop that reads it.
     public let loop: EventLoop
     private let descriptor: Int32
-    private let lock = NSLock()
-    private var closed = false
-    private var counters = (sent: 0, received: 0)
+    private let closed = Atomic<Bool>(false)
+    private let counters = Mutex<(sent: Int, received: Int)>((0, 0))
     private let onReceive: @Sendable ([UInt8], SocketAddress) -> Void
-    /// Touched only on the loop.
-    private var buffer = [UInt8](repeating: 0, count: UDPSocket.maximumDatagramBytes)
 
     /// Binds `host:port` (port 0: any free one) and hands each datagram to `onReceive`, on `loop` (a loop of
     /// its own when none is given).
@@ -61,14 +60,14 @@ public final class UDPSocket: @unchecked Sendable {
     /// Sends one datagram; false if the system refused it (no route, a full buffer, or closed).
     @discardableResult
     public func send(_ bytes: [UInt8], to destination: SocketAddress) -> Bool {
-        guard !lock.withLock({ closed }) else { return false }
+        guard !closed.load(ordering: .relaxed) else { return false }
         let result = try? destination.withSockaddr { pointer, length throws(SystemError) in
             try systemCall("sendto") {
                 bytes.withUnsafeBytes { sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT), pointer, length) }
             }
         }
         guard result == bytes.count else { return false }
-        lock.withLock { counters.sent += bytes.count }
+        counters.withLock { $0.sent += bytes.count }
         return true
     }
 
@@ -80,7 +79,7 @@ public final class UDPSocket: @unchecked Sendable {
     /// a receiver woken on this core takes it over, and the peers after it wait. A refused datagram ends a
     /// call: the next call starts after it, so one peer's failing route costs the others nothing.
     public func send(_ datagrams: [(bytes: [UInt8], to: SocketAddress)]) -> [Int] {
-        guard !lock.withLock({ closed }) else { return Array(datagrams.indices) }
+        guard !closed.load(ordering: .relaxed) else { return Array(datagrams.indices) }
         var refused: [Int] = []
         var next = 0
         while next < datagrams.count {
@@ -90,7 +89,7 @@ public final class UDPSocket: @unchecked Sendable {
             next += sent + (next + sent < end ? 1 : 0)
         }
         let bytes = datagrams.indices.reduce(0) { $0 + (refused.contains($1) ? 0 : datagrams[$1].bytes.count) }
-        lock.withLock { counters.sent += bytes }
+        counters.withLock { $0.sent += bytes }
         return refused
     }
 
@@ -105,16 +104,12 @@ public final class UDPSocket: @unchecked Sendable {
     }
 
     /// Bytes sent and received so far.
-    public var traffic: (sent: Int, received: Int) { lock.withLock { counters } }
+    public var traffic: (sent: Int, received: Int) { counters.withLock { $0 } }
 
     /// Stops receiving and closes the socket, on its loop (so that the loop's poll never holds a descriptor
     /// closed meanwhile). Idempotent.
     public func close() {
-        let first = lock.withLock { () -> Bool in
-            defer { closed = true }
-            return !closed
-        }
-        guard first else { return }
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
         loop.execute { [loop, descriptor] in
             loop.unwatch(descriptor)
             Glibc.close(descriptor)
@@ -123,8 +118,9 @@ public final class UDPSocket: @unchecked Sendable {
 
     /// Reads what the socket holds (up to a turn's worth) and hands it on; on the loop, which found it readable.
     private func receiveAvailable() {
+        var buffer = [UInt8](repeating: 0, count: Self.maximumDatagramBytes)
         for _ in 0..<Self.datagramsPerTurn {
-            guard !lock.withLock({ closed }) else { return }
+            guard !closed.load(ordering: .relaxed) else { return }
             var sender = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let count = buffer.withUnsafeMutableBytes { bytes in
@@ -135,7 +131,7 @@ public final class UDPSocket: @unchecked Sendable {
                 }
             }
             if count > 0 {
-                lock.withLock { counters.received += count }
+                counters.withLock { $0.received += count }
                 onReceive(Array(buffer.prefix(count)), SocketAddress.from(sender))
             } else if count < 0 {
                 let error = SystemError.last(function: "recvfrom")

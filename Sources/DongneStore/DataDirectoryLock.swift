@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import DongneSystem
 
 /// The lock that makes a data directory one node's: `flock(2)` on a `lock` file inside it, held for as long as
 /// the node runs and released by the kernel when the process ends however it ends. Two processes on one
@@ -19,7 +20,8 @@ public final class DataDirectoryLock: Sendable {
         let path = directory + "/" + Self.fileName
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw .file(path: path, reason: "cannot open the lock file: \(String(cString: strerror(errno)))")
+            throw .file(
+                path: path, reason: "cannot open the lock file: \(SystemError.last(function: "open").explanation)")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let holder = Self.holder(descriptor)

@@ -1,4 +1,5 @@
 import Foundation  // Thread and NSCondition
+import DongneSystem
 
 /// The single writer of a store: one connection, one thread, and group commit.
 ///
@@ -83,7 +84,8 @@ final class GroupCommitWriter: @unchecked Sendable {
 
     init(connection: Connection, path: String, deferredCommitDelay: Duration) throws(StoreError) {
         guard let wakeup = ThreadWakeup() else {
-            throw .file(path: path, reason: "no file descriptors left for the writer (\(String(cString: strerror(errno))))")
+            let error = SystemError.last(function: "eventfd")
+            throw .file(path: path, reason: "no file descriptors left for the writer (\(error.explanation))")
         }
         self.wakeup = wakeup
         self.deferredCommitDelay = deferredCommitDelay

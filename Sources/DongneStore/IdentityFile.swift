@@ -1,5 +1,6 @@
 public import DongneCore
 import Foundation
+import DongneSystem
 
 /// The node's Ed25519 identity on disk: the 32-byte seed as hex in one line, in a file only its owner can read.
 ///
@@ -32,7 +33,9 @@ public enum IdentityFile {
     public static func create(_ key: SigningKey, at path: String) throws(StoreError) -> Bool {
         let temporary = path + ".\(getpid()).\(String(UInt64.random(in: .min ... .max), radix: 36)).new"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .file(path: temporary, reason: PrivateFile.lastError()) }
+        guard descriptor >= 0 else {
+            throw .file(path: temporary, reason: SystemError.last(function: "open").explanation)
+        }
         defer { unlink(temporary) }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
@@ -43,8 +46,9 @@ public enum IdentityFile {
             throw .file(path: path, reason: "cannot write the identity key: \(error.localizedDescription)")
         }
         guard link(temporary, path) == 0 else {
-            if errno == EEXIST { return false }
-            throw .file(path: path, reason: "cannot write the identity key: \(PrivateFile.lastError())")
+            let error = SystemError.last(function: "link")
+            if error.code == EEXIST { return false }
+            throw .file(path: path, reason: "cannot write the identity key: \(error.explanation)")
         }
         PrivateFile.syncDirectory(of: path)
         return true
@@ -53,8 +57,9 @@ public enum IdentityFile {
     private static func loadIfPresent(from path: String) throws(StoreError) -> SigningKey? {
         var status = stat()
         guard stat(path, &status) == 0 else {
-            if errno == ENOENT { return nil }
-            throw .file(path: path, reason: PrivateFile.lastError())
+            let error = SystemError.last(function: "stat")
+            if error.code == ENOENT { return nil }
+            throw .file(path: path, reason: error.explanation)
         }
         guard status.st_uid == geteuid() else {
             throw .file(path: path, reason: "the identity key belongs to another user (uid \(status.st_uid))")

@@ -1,4 +1,5 @@
 import Foundation
+import DongneSystem
 
 /// Files only their owner may read: the store and the identity key live in them.
 enum PrivateFile {
@@ -7,14 +8,10 @@ enum PrivateFile {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if descriptor >= 0 {
             close(descriptor)
-        } else if errno != EEXIST {
-            throw .file(path: path, reason: lastError())
+        } else {
+            let error = SystemError.last(function: "open")
+            if error.code != EEXIST { throw .file(path: path, reason: error.explanation) }
         }
-    }
-
-    /// The description of the last system call's error.
-    static func lastError() -> String {
-        POSIXErrorCode(rawValue: errno).map { POSIXError($0).localizedDescription } ?? "error \(errno)"
     }
 
     /// Flushes a directory, so that a file created or renamed in it survives a power cut.

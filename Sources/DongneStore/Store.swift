@@ -1,5 +1,6 @@
 public import DongneCore
 import Foundation
+import DongneSystem
 
 /// The local store of one node: documents as their exact signed bytes, the moderation state derived from them,
 /// the private block list and local settings, in one SQLite file.
@@ -20,7 +21,7 @@ public final class Store: Sendable {
     /// The local writes no peer has acknowledged yet, as in `pending_writes`, kept in memory: an
     /// acknowledgement (most are for documents forwarded from others) is checked here without touching SQLite.
     /// Updated when a local write is queued, so an acknowledgement can never overtake the write it clears.
-    let pendingLocalWrites: LockedValue<Set<DocumentID>>
+    let pendingLocalWrites: Locked<Set<DocumentID>>
     /// What a received message's way to listeners asks about the store, answered from memory (the stored ids
     /// are loaded in the background after opening).
     let known: KnownDocuments
@@ -54,7 +55,7 @@ public final class Store: Sendable {
             // a 1,000,000-message thread made 26 to 90 MiB of the file resident, and it was no faster
             // (`dongne-bench listeners`: 48.7 MiB resident and p50 267 µs without, 125 to 161 MiB and 361 µs with).
             try readConnection.execute("PRAGMA query_only = 1")
-            pendingLocalWrites = LockedValue(try Self.pendingWrites(readConnection))
+            pendingLocalWrites = Locked(try Self.pendingWrites(readConnection))
             // Documents are never deleted: the highest sequence number is their count, without a scan.
             known = try KnownDocuments(
                 documents: Int(try readConnection.scalarInteger("SELECT coalesce(max(seq), 0) FROM documents")),
@@ -140,7 +141,7 @@ public final class Store: Sendable {
         _ documents: [Document], deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil,
         completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
     ) {
-        let outcomes = LockedValue<[InsertOutcome]>([])
+        let outcomes = Locked<[InsertOutcome]>([])
         submit(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) { result in
             completion(result.map { outcomes.get() })
         } _: { [known] connection throws(StoreError) in

@@ -1,5 +1,6 @@
 public import DongneCore
 import Foundation
+import DongneSystem
 
 /// What is local and private to this node: the block list, joined channels, unacknowledged writes and settings.
 /// None of it is ever sent.
@@ -66,7 +67,7 @@ extension Store {
         completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
     ) {
         pendingLocalWrites.update { pending in for document in documents { pending.insert(document.id) } }
-        let outcomes = LockedValue<[InsertOutcome]>([])
+        let outcomes = Locked<[InsertOutcome]>([])
         submit(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) { [pendingLocalWrites] result in
             if case .failure = result {
                 pendingLocalWrites.update { pending in for document in documents { pending.remove(document.id) } }
@@ -159,7 +160,7 @@ extension Store {
     /// cleared.
     public func clearPending(_ pending: [DocumentID]) async throws(StoreError) -> [DocumentID] {
         guard !pending.isEmpty else { return [] }
-        let cleared = LockedValue<[DocumentID]>([])
+        let cleared = Locked<[DocumentID]>([])
         try await writeSQL { connection throws(SQLiteError) in
             var done: [DocumentID] = []
             for id in pending {

@@ -1,5 +1,6 @@
 import Foundation  // Thread and NSCondition
 import Glibc
+import DongneSystem
 
 /// Makes committed transactions durable by fsync(2) of the store's write-ahead log, on a thread of its own.
 ///
@@ -70,14 +71,12 @@ final class WriteAheadLogSync: @unchecked Sendable {
     private func sync() throws(StoreError) {
         if descriptor < 0 {
             descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw failure("open") }
+            guard descriptor >= 0 else { throw failure(SystemError.last(function: "open")) }
         }
-        while fsync(descriptor) != 0 {
-            guard errno == EINTR else { throw failure("fsync") }
-        }
+        do { try systemCall("fsync") { fsync(descriptor) } } catch { throw failure(error) }
     }
 
-    private func failure(_ call: String) -> StoreError {
-        .file(path: path, reason: "\(call): \(String(cString: strerror(errno)))")
+    private func failure(_ error: SystemError) -> StoreError {
+        .file(path: path, reason: "\(error)")
     }
 }

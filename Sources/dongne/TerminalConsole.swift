@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import DongneSystem
 
 /// The REPL on a terminal: our own line editor (``LineEditor``) edits the line being typed, with history,
 /// completion and bracketed paste, and output from anywhere is printed above it without breaking it.
@@ -96,7 +97,7 @@ final class TerminalConsole: Console, Sendable {
             if poll(&descriptors, 2, -1) < 0 { continue }  // EINTR: a signal arrived
             guard descriptors[0].revents != 0 else { continue }
             let count = read(0, &input, input.count)
-            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            if count < 0, [EINTR, EAGAIN].contains(SystemError.last(function: "read").code) { continue }
             guard count > 0 else { return screen.clearLine() }  // the terminal is gone
             for key in screen.decoder.keys(from: input[..<count]) {
                 guard run(screen.editor.handle(key), on: &screen, deliver) else { return screen.clearLine() }

@@ -1,6 +1,7 @@
 @testable import DongneStore
 import Foundation
 import Testing
+import DongneSystem
 
 /// What the store's writer sleeps on: a wake now, or a timer any thread arms, none of them lost.
 @Suite struct ThreadWakeupTests {

@@ -2,6 +2,7 @@ import DongneNet
 import Foundation
 import Glibc
 import Testing
+import DongneSystem
 
 /// The event loop a node's network and listener hub run on: a serial executor with a thread of its own, which
 /// another thread may stand in for while it is free.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Dongne
@@ -205,6 +206,38 @@ import DongneTestSupport
         }
         #expect(snapshots.last?.count == 40)
         registration.remove()
+    }
+
+    // 10. Every callback runs on the node's own thread, `dongne-net`.
+    @Test func everyCallbackRunsOnTheNodesOwnThread() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let threads = Mutex<[String]>([])
+        let recorder = Recorder<MessageSnapshot>()
+        let messages = try seoul.messages.addSnapshotListener { snapshot, error in
+            threads.withLock { $0.append(Self.currentThreadName()) }
+            recorder.callback(snapshot, error)
+        }
+        let channels = test.node.channels.addSnapshotListener { _, _ in
+            threads.withLock { $0.append(Self.currentThreadName()) }
+        }
+        #expect(await recorder.waitFor(1))
+        // A local write (sent from this task's thread, while the loop is free) and a document from a peer.
+        try await seoul.send(.text("여기서"))
+        try await test.node.receive(try Others.message("저기서", by: Others.bob, in: seoul, at: 1_764_400_000_000))
+        #expect(await recorder.waitFor(3))
+        let names = threads.withLock { $0 }
+        #expect(names.count >= 4)
+        #expect(Set(names) == ["dongne-net"], "\(names)")
+        messages.remove()
+        channels.remove()
+    }
+
+    /// The kernel's name of the calling thread.
+    static func currentThreadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     // 8. … a query that fails later, when the store fails, gives its listener (nil, error) once and is removed.

@@ -1,6 +1,7 @@
 import Dongne
 import DongneNet
 import Foundation
+import DongneSystem
 
 /// A raw session from the test: it completes the handshake with the network key, records what the node says,
 /// and sends whatever the test wants, junk included.
@@ -15,9 +16,12 @@ final class RawPeer: @unchecked Sendable {
     /// The loop every raw peer's connection runs on.
     static let loop = try! EventLoop(name: "test-raw-peers")
 
-    init(port: UInt16, identity: SigningKey) async throws {
-        connection = try await TCPConnection.connect(
-            to: SocketAddress(host: "127.0.0.1", port: port)!, on: Self.loop)
+    /// Whether it answers the node's keepalives, as a live peer does (else the node closes it after 6 s).
+    private let keepsAlive: Bool
+
+    init(port: UInt16, identity: SigningKey, keepsAlive: Bool = false, loop: EventLoop = RawPeer.loop) async throws {
+        self.keepsAlive = keepsAlive
+        connection = try await TCPConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port)!, on: loop)
         session = SecureSession(
             role: .initiator, identity: identity, networkKey: NetworkKey(passphrase: NetworkKey.defaultPassphrase)!)
         connection.start(
@@ -32,15 +36,17 @@ final class RawPeer: @unchecked Sendable {
             case .send(let bytes): connection.send(bytes)
             case .established: lock.withLock { established = true }
             case .deliver(let bytes):
-                if let message = try? GossipMessage(wireBytes: bytes) { lock.withLock { received.append(message) } }
+                guard let message = try? GossipMessage(wireBytes: bytes) else { continue }
+                lock.withLock { received.append(message) }
+                if keepsAlive, message == .acknowledge([]) { send(.acknowledge([])) }
             case .close: lock.withLock { closed = true }
             }
         }
     }
 
-    /// Waits for the session; false if it did not come up within 5 s.
-    func waitUntilEstablished() async -> Bool {
-        await ReconnectionTests.eventually(seconds: 5) { self.lock.withLock { self.established } }
+    /// Waits for the session; false if it did not come up within `seconds`.
+    func waitUntilEstablished(seconds: Int = 5) async -> Bool {
+        await ReconnectionTests.eventually(seconds: seconds) { self.lock.withLock { self.established } }
     }
 
     /// The session's datagram keys, as this end (the initiator) derives them.

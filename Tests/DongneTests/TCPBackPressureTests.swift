@@ -2,6 +2,7 @@ import DongneNet
 import Foundation
 import Synchronization
 import Testing
+import DongneSystem
 
 /// Connections on an event loop: bytes arrive in order, and a peer that stops reading is cut off once the
 /// bytes waiting for it pass the limit, so a node's memory stays bounded.

@@ -1,4 +1,5 @@
 import Glibc
+import DongneSystem
 
 /// The terminal on standard input and output, put into the mode a line editor needs and given back as it was.
 ///
@@ -47,7 +48,7 @@ final class RawTerminal {
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
             if written < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
+                if [EINTR, EAGAIN].contains(SystemError.last(function: "write").code) { continue }
                 return  // the terminal is gone: nothing left to show it to
             }
             bytes = bytes.dropFirst(written)

@@ -1,3 +1,4 @@
+import CSystem
 import Foundation  // Thread and NSCondition
 
 /// A thread at the store threads' background priority (see ``prepareBackgroundThread(named:)``) that runs the

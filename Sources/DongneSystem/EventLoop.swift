@@ -4,14 +4,16 @@ import Glibc
 import Synchronization
 
 /// One thread that runs, one at a time and in order: the jobs of the actors that take it as their executor,
-/// closures handed to ``execute(_:)``, and the handlers of the descriptors it watches (a UDP socket) when they
-/// are readable. It sleeps in poll(2) on those descriptors and an eventfd that wakes it for new work.
+/// closures handed to ``execute(_:)``, timers (``schedule(at:_:)``, on one timerfd), and the handlers of the
+/// descriptors it watches (every socket of a node: TCP connections, the listener, the UDP socket) when they are
+/// ready. It sleeps in poll(2) on those descriptors, the timerfd, and an eventfd that wakes it for new work.
 ///
 /// Why a node's network has a thread of its own rather than the shared pool: a datagram is then read,
 /// opened, checked and shown to listeners by the thread the kernel wakes for it, with no second thread to
 /// wake on its way. On the shared pool, the socket's reader would start a task and a pool thread would wake
 /// for it: on a small machine where every process of a LAN wants the processor at once, that second wake-up
 /// (a futex, a context switch, and the pool thread's own sleep after it) costs about as much as the work.
+/// And since every socket is non-blocking and watched here, a node's threads do not grow with its peers.
 ///
 /// Actors that share one loop run one at a time on it, so a call from one to another needs no hop: code of
 /// one can enter the other with `assumeIsolated` (see ``checkIsolated()``). Another thread may also do some of
@@ -20,7 +22,7 @@ import Synchronization
 /// writer's own thread, with no thread to wake on its way either.
 ///
 /// The thread ends once the loop is released, after the work already queued.
-public final class EventLoop: SerialExecutor, @unchecked Sendable {
+public final class EventLoop: SerialExecutor, Sendable {
     private let core: Core
 
     /// Starts the loop's thread, named `name` (at most 15 bytes reach the kernel).
@@ -46,6 +48,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// Whether the calling thread is doing the loop's work now: the loop's thread running its work, or a
     /// thread inside ``runIfFree(_:)``.
     public var isCurrent: Bool { core.isCurrent }
+
+    /// Whether the calling thread is the loop's own thread (not another thread inside ``runIfFree(_:)``).
+    public var isOwnThread: Bool { core.isOwnThread }
 
     /// Runs `body` on the calling thread as the loop's work, if no other work of the loop is running now (it
     /// waits for none, and may run before work queued already); nil when some is. Inside `body` the thread is the loop's (``isCurrent``): it may enter
@@ -156,7 +161,8 @@ extension EventLoop {
         var events: Int16 { (readable ? Int16(POLLIN) : 0) | (writable ? Int16(POLLOUT) : 0) }
     }
 
-    /// Work for the loop.
+    /// Work for the loop. Unchecked: an `UnownedJob` is not `Sendable`, yet it is handed to the loop's thread
+    /// to run once, which is what an executor is for.
     fileprivate enum Work: @unchecked Sendable {
         /// A job of an actor, and the loop as its executor (unowned: an actor that has jobs queued holds the
         /// loop). An `UnownedJob` is run once, here.
@@ -165,7 +171,7 @@ extension EventLoop {
     }
 
     /// The loop's state, shared by its thread and the threads that hand it work.
-    fileprivate final class Core: @unchecked Sendable {
+    fileprivate final class Core: Sendable {
         private struct State {
             var work: [Work] = []
             var watches: [Int32: Watch] = [:]
@@ -197,6 +203,11 @@ extension EventLoop {
         }
 
         var isCurrent: Bool { worker.load(ordering: .acquiring) == UInt(pthread_self()) }
+
+        /// The loop's thread, once it runs (0 before).
+        private let ownThread = Atomic<UInt>(0)
+
+        var isOwnThread: Bool { ownThread.load(ordering: .relaxed) == UInt(pthread_self()) }
 
         /// Runs `body` as the loop's work, waiting for the work running now to end.
         func isolated<T: Sendable>(_ body: () -> T) -> T {
@@ -303,6 +314,7 @@ extension EventLoop {
         }
 
         func run() {
+            ownThread.store(UInt(pthread_self()), ordering: .relaxed)
             while true {
                 for item in takeWork() { isolated { perform(item) } }
                 guard let (watches, wait) = prepareToPoll() else { break }

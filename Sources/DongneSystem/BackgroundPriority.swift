@@ -15,7 +15,7 @@ import Foundation
 ///
 /// On Linux both are per thread, and `pid 0` names the calling thread. An older kernel ignores the slice;
 /// should the call fail, nice alone is set. Failing is harmless.
-func prepareBackgroundThread(named name: String) {
+package func prepareBackgroundThread(named name: String) {
     dongne_name_thread(name)
     if dongne_set_thread_nice_and_slice(10, 20_000_000) != 0 {
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)

@@ -10,12 +10,12 @@ import Glibc
 /// on its way to listeners, on every node that got it; arming a timer costs one system call and no wake-up.
 /// Both descriptors are level-triggered counters, so a wake or an expiry that comes before the sleeper polls
 /// is not lost: its poll returns at once.
-final class ThreadWakeup: @unchecked Sendable {
+package final class ThreadWakeup: @unchecked Sendable {
     private let event: Int32
     private let timer: Int32
 
     /// A new eventfd and timerfd; nil (with errno set) when the system has no descriptors left.
-    init?() {
+    package init?() {
         let event = dongne_eventfd()
         guard event >= 0 else { return nil }
         let timer = dongne_timerfd()
@@ -32,7 +32,7 @@ final class ThreadWakeup: @unchecked Sendable {
     }
 
     /// Wakes the sleeper now (or makes its next ``sleep()`` return at once).
-    func wake() {
+    package func wake() {
         var one: UInt64 = 1
         // Fails only when the counter would overflow, which leaves it readable: the sleeper wakes anyway.
         _ = write(event, &one, MemoryLayout<UInt64>.size)
@@ -40,23 +40,23 @@ final class ThreadWakeup: @unchecked Sendable {
 
     /// Makes the timer expire once, `delay` from now (at least a nanosecond: zero would disarm it), replacing
     /// any earlier arming.
-    func arm(after delay: Duration) {
+    package func arm(after delay: Duration) {
         let (seconds, attoseconds) = max(delay, .zero).components
         let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
         _ = dongne_timerfd_arm(timer, max(1, nanoseconds))
     }
 
     /// Stops the timer, if it is armed.
-    func disarm() {
+    package func disarm() {
         _ = dongne_timerfd_arm(timer, 0)
     }
 
     /// Blocks until woken or the timer expires, and takes both events; whether the timer expired.
-    func sleep() -> Bool {
+    package func sleep() -> Bool {
         var descriptors = [pollfd(fd: event, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: timer, events: Int16(POLLIN), revents: 0)]
         // Anything but EINTR (EINVAL, ENOMEM) returns as a spurious wake-up: the sleeper checks its state again.
-        while poll(&descriptors, 2, -1) < 0 && errno == EINTR {}
+        _ = try? systemCall("poll") { poll(&descriptors, 2, -1) }
         var count: UInt64 = 0
         if descriptors[0].revents != 0 { _ = read(event, &count, MemoryLayout<UInt64>.size) }
         guard descriptors[1].revents != 0 else { return false }

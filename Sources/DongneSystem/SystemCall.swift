@@ -13,21 +13,25 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
         self.code = code
     }
 
-    /// The C library's explanation.
-    public var description: String { "\(function): \(String(cString: strerror(code)))" }
+    /// The C library's explanation of the error number alone.
+    public var explanation: String { String(cString: strerror(code)) }
+
+    /// The call and the C library's explanation.
+    public var description: String { "\(function): \(explanation)" }
 }
 
 extension SystemError {
-    /// The error of the system call that just failed on this thread (its errno).
+    /// The error of the system call that just failed on this thread (its errno). With
+    /// ``systemCall(_:_:)``, the only places the project reads errno.
     public static func last(function: String) -> SystemError {
         SystemError(function: function, code: errno)
     }
 }
 
 /// Runs a system call, retrying while it is interrupted by a signal (EINTR), and turns -1 into a
-/// ``SystemError``: the one place where errno is read.
+/// ``SystemError``.
 @discardableResult
-func systemCall<Result: BinaryInteger>(_ function: String, _ body: () -> Result) throws(SystemError) -> Result {
+public func systemCall<Result: BinaryInteger>(_ function: String, _ body: () -> Result) throws(SystemError) -> Result {
     while true {
         let result = body()
         if result >= 0 { return result }
