@@ -382,7 +382,7 @@ actor PeerNetwork {
         case .inPlace:
             let (admitted, showing) = owner.check(parsed: documents)
             shownFirst.formUnion(showing)
-            handle(.checked(verified: admitted.newDocumentIDs, forger: nil))
+            handle(Self.checked(documents, from: from, admitted))
             checkedArrivals.append((documents, from, admitted))
         case .offLoop:
             // On the runtime's shared threads (as many as the cores, whatever the number of peers), so that a
@@ -399,7 +399,7 @@ actor PeerNetwork {
     private func checkedOffLoop(
         _ documents: [UnverifiedDocument], from: PeerID, _ admitted: AdmittedBatch, showing: Set<ChannelID>
     ) {
-        handle(.checked(verified: admitted.newDocumentIDs, forger: nil))
+        handle(Self.checked(documents, from: from, admitted))
         owner?.showNow(showing)
         keep(documents, from: from, admitted)
     }
@@ -439,8 +439,7 @@ actor PeerNetwork {
             owner?.withdrawNow(shownEarly)
             return handle(.settled(documents.map { .init($0.id, from: from, .storeFailed) }))
         }
-        let forger = admitted.invalidDocumentCount > 0 ? documents.first?.author : nil
-        handle(.checked(verified: admitted.newDocumentIDs, forger: forger))
+        handle(Self.checked(documents, from: from, admitted))
         let new = Set(admitted.newDocumentIDs)
         let early = Set(shownEarly.map(\.id))
         owner.withdrawNow(shownEarly.filter { !new.contains($0.id) })
@@ -474,6 +473,13 @@ actor PeerNetwork {
         owner.keep(admitted) { [weak self] results in
             self?.assumeIsolated { $0.settle(documents, from: from, results) }
         }
+    }
+
+    /// What the checks of a batch found, for the core.
+    private static func checked(
+        _ documents: [UnverifiedDocument], from: PeerID, _ admitted: AdmittedBatch
+    ) -> PeerInstance.Event {
+        .checked(verified: admitted.newDocumentIDs, invalid: admitted.invalidIndices.map { documents[$0].id }, from: from)
     }
 
     /// Tells the core how each admitted document ended.

@@ -142,28 +142,37 @@ public final class TCPConnection: Sendable {
     /// Bytes written to and read from the socket so far.
     public var traffic: (sent: Int, received: Int) { state.withLock { ($0.sent, $0.received) } }
 
-    /// Closes the connection once the bytes already queued are written (a goodbye that must arrive).
+    /// The longest a connection closing after its writes waits for them (a peer that stopped reading).
+    public static let closingTimeout: Duration = .seconds(5)
+
+    /// Closes the connection once the bytes already queued are written (a goodbye that must arrive), or after
+    /// ``closingTimeout``. Until then the loop keeps the connection, so its owner may let go of it at once.
     public func closeAfterWrites() {
         onLoop { [self] in
             let now = state.withLock { state -> Bool in
                 state.closeWhenWritten = true
-                return state.queued.isEmpty
+                return state.queued.isEmpty || !state.started
             }
-            if now { close() }
+            if now { return close() }
+            // The loop's handler holds the connection until close() unwatches it; the timer holds it too.
+            loop.watch(descriptor, interest) { ready in self.ready(ready) }
+            loop.schedule(at: .now + Self.closingTimeout) { self.close() }
         }
     }
 
-    /// Closes the connection now; `onClose` is not called. Idempotent; from any thread.
+    /// Closes the connection now; `onClose` is not called. Idempotent; from any thread. The descriptor is
+    /// closed by the loop's own thread, so that its poll never holds a descriptor number reused meanwhile.
     public func close() {
-        onLoop { [self] in
-            let first = state.withLock { state -> Bool in
-                defer { (state.closed, state.onReceive, state.onClose) = (true, nil, nil) }
-                return !state.closed
-            }
-            guard first else { return }
+        let first = state.withLock { state -> Bool in
+            defer { (state.closed, state.onReceive, state.onClose) = (true, nil, nil) }
+            return !state.closed
+        }
+        guard first else { return }
+        let finish: @Sendable () -> Void = { [loop, descriptor] in
             loop.unwatch(descriptor)
             Glibc.close(descriptor)
         }
+        if loop.isOwnThread { finish() } else { loop.execute(finish) }
     }
 
     deinit {

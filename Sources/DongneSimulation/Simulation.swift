@@ -292,7 +292,8 @@ public struct Simulation {
             }
             admissions.append(.init(document.id, from: from, .stored))
         }
-        return [.checked(verified: verified, forger: nil), .settled(admissions)]
+        let invalid = admissions.filter { $0.outcome == .invalid }.map(\.id)
+        return [.checked(verified: verified, invalid: invalid, from: from), .settled(admissions)]
     }
 
     /// A message over a session: after the link's delay, plus a retransmission timeout for each lost

@@ -30,8 +30,10 @@ public struct AdmittedBatch: Sendable {
     /// The channels of those documents.
     public var newDocumentChannels: Set<ChannelID> { Set(fresh.compactMap(\.document.channel)) }
     /// How many documents of the batch break a rule (a bad signature, say).
-    public var invalidDocumentCount: Int {
-        results.count { if case .failure(.invalid)? = $0 { true } else { false } }
+    public var invalidDocumentCount: Int { invalidIndices.count }
+    /// The positions in the batch of the documents that break a rule.
+    public var invalidIndices: [Int] {
+        results.indices.filter { if case .failure(.invalid)? = results[$0] { true } else { false } }
     }
 }
 

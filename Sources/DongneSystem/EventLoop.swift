@@ -248,10 +248,15 @@ extension EventLoop {
         }
 
         func update(_ descriptor: Int32, _ interest: Interest) {
-            state.withLock { state in
+            // From a thread inside runIfFree the loop's thread may be asleep in a poll that does not ask for this
+            // yet: it is woken to look again.
+            let wake = state.withLock { state in
                 state.watches[descriptor]?.readable = interest.readable
                 state.watches[descriptor]?.writable = interest.writable
+                defer { state.sleeping = false }
+                return state.sleeping
             }
+            if wake { signal() }
         }
 
         func schedule(_ deadline: ContinuousClock.Instant, _ work: @escaping @Sendable () -> Void) -> Timer {
@@ -270,17 +275,16 @@ extension EventLoop {
         }
 
         /// Arms the timerfd for the earliest timer (the loop's own thread, or a thread that scheduled one earlier
-        /// than it is armed for).
+        /// than it is armed for). Under the lock, so that two threads arming at once leave the earlier deadline.
         private func armTimer() {
-            let earliest = state.withLock { state -> ContinuousClock.Instant? in
+            state.withLock { state in
                 let earliest = state.timers.values.map(\.deadline).min()
                 state.armed = earliest
-                return earliest
+                guard let earliest else { return }
+                let (seconds, attoseconds) = max(earliest - .now, .zero).components
+                let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+                _ = dongne_timerfd_arm(timerDescriptor, max(1, nanoseconds))  // 0 would disarm it
             }
-            guard let earliest else { return }
-            let (seconds, attoseconds) = max(earliest - .now, .zero).components
-            let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-            _ = dongne_timerfd_arm(timerDescriptor, max(1, nanoseconds))  // 0 would disarm it
         }
 
         /// Runs the timers whose deadline has come, in deadline order, then arms the timerfd for the next.

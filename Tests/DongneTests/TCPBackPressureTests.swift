@@ -38,6 +38,32 @@ import DongneSystem
         #expect(inbox.ended.withLock { $0 } == .some(nil), "a clean end of stream")
     }
 
+    @Test func aConnectionClosedAfterItsWritesDeliversThemAllEvenWhenItsOwnerLetsGo() async throws {
+        let loop = try EventLoop(name: "test-tcp")
+        let inbox = Inbox()
+        // Accepted, and read only later: the bytes wait in the kernel's buffers and the sender's queue.
+        let listener = try TCPListener(host: "127.0.0.1", port: 0, loop: loop) { connection in
+            inbox.accepted.withLock { $0 = connection }
+        }
+        defer { listener.close() }
+        let total = 6 << 20
+        do {
+            let client = try await TCPConnection.connect(to: listener.address, on: loop)
+            client.start(onReceive: { _ in }, onClose: { _ in })
+            for _ in 0..<(total >> 16) { client.send([UInt8](repeating: 5, count: 1 << 16)) }
+            client.closeAfterWrites()
+        }  // the only reference is gone; the loop keeps the connection until its bytes are written
+        #expect(await ReconnectionTests.eventually { inbox.accepted.withLock { $0 } != nil })
+        inbox.accepted.withLock { accepted in
+            accepted?.start(
+                onReceive: { chunk in inbox.bytes.withLock { $0 += chunk } },
+                onClose: { error in inbox.ended.withLock { $0 = .some(error) } })
+        }
+        #expect(await ReconnectionTests.eventually { inbox.ended.withLock { $0 } != nil })
+        #expect(inbox.bytes.withLock { $0.count } == total)
+        #expect(inbox.ended.withLock { $0 } == .some(nil), "a clean end of stream after the last byte")
+    }
+
     @Test func aPeerThatStopsReadingIsCutOffOnceTheLimitWaitsForIt() async throws {
         let loop = try EventLoop(name: "test-tcp")
         let inbox = Inbox()

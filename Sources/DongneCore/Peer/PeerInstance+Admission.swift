@@ -5,8 +5,9 @@
 /// its author sent these bytes. So a few of them may show to listeners before their signatures are checked
 /// (``CheckMode/showFirst(forwarding:)``); they are still checked before they are forwarded or stored. Bounded
 /// so that a peer cannot show much that is forged: at most ``Settings/maximumShownUnchecked`` such documents of
-/// a session wait for their checks at once, and an identity that sent one of its own with a signature that
-/// fails has its documents checked first for as long as this node runs.
+/// a session wait for their checks at once (a document makes room once checked, or, when the checking thread
+/// stores it itself, once stored), and an identity that sent one of its own with a signature that fails has
+/// its documents checked first for as long as this node runs.
 extension PeerInstance {
     /// A token bucket per session, and the bound on documents waiting for their checks; false (and counted)
     /// when the batch must be dropped.
@@ -51,10 +52,14 @@ extension PeerInstance {
     }
 
     /// Checked documents that hold go on to other peers before they are stored: durability never waits in the
-    /// forwarding path. A forger's documents are checked first from now on.
-    mutating func checked(_ verified: [DocumentID], forger: PublicKey?) {
-        if let forger { checkedFirst.insert(forger) }
-        for id in verified { followGossip(gossip.handle(.verified(id))) }
+    /// forwarding path. Documents shown before their checks make room for more once checked; a peer whose own
+    /// document, shown before its check, turned out forged has its documents checked first from now on.
+    mutating func checked(_ verified: [DocumentID], invalid: [DocumentID], from id: PeerID) {
+        if let link = links[id], let peer = link.peer, invalid.contains(where: link.shownUnchecked.contains) {
+            checkedFirst.insert(peer)
+        }
+        links[id]?.shownUnchecked.subtract(verified + invalid)
+        for document in verified { followGossip(gossip.handle(.verified(document))) }
     }
 
     /// Tells gossip how each admitted document ended, and counts the invalid ones against their senders.

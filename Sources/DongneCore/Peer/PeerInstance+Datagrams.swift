@@ -31,8 +31,8 @@ extension PeerInstance {
                 send(message, to: id)
                 continue
             }
+            // Not a keepalive: the silence limit is the session's, and a peer hears datagrams only as batches.
             link.datagram = channel
-            link.lastSent = now
             links[id] = link
             sealed.append(OutgoingDatagram(peer: id, address: route.address, bytes: bytes, message: message))
         }

@@ -44,9 +44,9 @@ public struct PeerInstance: Sendable {
         case itemsLoaded(ChannelID, for: PeerID, answering: [UInt8]?, items: [NegentropyItem])
         /// The stored documents that a ``Directive/loadDocuments(_:for:)`` asked for (those found).
         case documentsLoaded([GossipDocument], for: PeerID)
-        /// Documents a ``Directive/check(_:from:mode:)`` asked for were checked: these are valid and new (they
-        /// may be forwarded); `forger` sent one of its own whose signature failed.
-        case checked(verified: [DocumentID], forger: PublicKey?)
+        /// Documents a ``Directive/check(_:from:mode:)`` asked for were checked: `verified` are valid and new
+        /// (they may be forwarded), `invalid` break a rule (a signature that fails, say).
+        case checked(verified: [DocumentID], invalid: [DocumentID], from: PeerID)
         /// Documents a ``Directive/check(_:from:mode:)`` asked for are done: stored, refused, or not stored.
         case settled([Admission])
         /// The time a ``Directive/wake(at:)`` asked for has come (or any later one).
@@ -70,7 +70,7 @@ public struct PeerInstance: Sendable {
         /// Open a connection to this address; answer ``Event/opened(_:remote:dialled:)`` or
         /// ``Event/dialFailed(_:)``.
         case dial(PeerAddress)
-        /// Check these received documents, in the way `mode` says; answer ``Event/checked(verified:forger:)``
+        /// Check these received documents, in the way `mode` says; answer ``Event/checked(verified:invalid:from:)``
         /// (unless the mode says it may be skipped) and ``Event/settled(_:)``.
         case check([UnverifiedDocument], from: PeerID, mode: CheckMode)
         /// Read a channel's reconciliation items from the store; answer ``Event/itemsLoaded(_:for:answering:items:)``.
@@ -235,7 +235,7 @@ public struct PeerInstance: Sendable {
         case .itemsLoaded(let channel, let peer, let payload, let items):
             follow(reconciliation.handle(.itemsLoaded(channel, for: peer, answering: payload, items: items)))
         case .documentsLoaded(let documents, let peer): offer(documents, to: peer)
-        case .checked(let verified, let forger): checked(verified, forger: forger)
+        case .checked(let verified, let invalid, let from): checked(verified, invalid: invalid, from: from)
         case .settled(let admissions): settle(admissions)
         case .timer: timer()
         case .stop: stop()
