@@ -11,17 +11,27 @@ import DongneSystem
         let bytes = Mutex<[UInt8]>([])
         let ended = Mutex<SystemError??>(nil)
         let accepted = Mutex<TCPConnection?>(nil)
+
+        /// Reads `connection` into this inbox.
+        func read(_ connection: TCPConnection?) {
+            connection?.start(
+                onReceive: { chunk in self.bytes.withLock { $0 += chunk } },
+                onClose: { error in self.ended.withLock { $0 = .some(error) } })
+        }
+    }
+
+    /// A listener on `loop` whose accepted connection goes to `inbox`, and is read at once if `reading`.
+    static func listen(on loop: EventLoop, into inbox: Inbox, reading: Bool) throws -> TCPListener {
+        try TCPListener(host: "127.0.0.1", port: 0, loop: loop) { connection in
+            inbox.accepted.withLock { $0 = connection }
+            if reading { inbox.read(connection) }
+        }
     }
 
     @Test func bytesArriveInOrderAndBothEndsCountThem() async throws {
         let loop = try EventLoop(name: "test-tcp")
         let inbox = Inbox()
-        let listener = try TCPListener(host: "127.0.0.1", port: 0, loop: loop) { connection in
-            inbox.accepted.withLock { $0 = connection }
-            connection.start(
-                onReceive: { chunk in inbox.bytes.withLock { $0 += chunk } },
-                onClose: { error in inbox.ended.withLock { $0 = .some(error) } })
-        }
+        let listener = try Self.listen(on: loop, into: inbox, reading: true)
         defer { listener.close() }
         let client = try await TCPConnection.connect(to: listener.address, on: loop)
         client.start(onReceive: { _ in }, onClose: { _ in })
@@ -42,9 +52,7 @@ import DongneSystem
         let loop = try EventLoop(name: "test-tcp")
         let inbox = Inbox()
         // Accepted, and read only later: the bytes wait in the kernel's buffers and the sender's queue.
-        let listener = try TCPListener(host: "127.0.0.1", port: 0, loop: loop) { connection in
-            inbox.accepted.withLock { $0 = connection }
-        }
+        let listener = try Self.listen(on: loop, into: inbox, reading: false)
         defer { listener.close() }
         let total = 6 << 20
         do {
@@ -54,11 +62,7 @@ import DongneSystem
             client.closeAfterWrites()
         }  // the only reference is gone; the loop keeps the connection until its bytes are written
         #expect(await ReconnectionTests.eventually { inbox.accepted.withLock { $0 } != nil })
-        inbox.accepted.withLock { accepted in
-            accepted?.start(
-                onReceive: { chunk in inbox.bytes.withLock { $0 += chunk } },
-                onClose: { error in inbox.ended.withLock { $0 = .some(error) } })
-        }
+        inbox.read(inbox.accepted.withLock { $0 })
         #expect(await ReconnectionTests.eventually { inbox.ended.withLock { $0 } != nil })
         #expect(inbox.bytes.withLock { $0.count } == total)
         #expect(inbox.ended.withLock { $0 } == .some(nil), "a clean end of stream after the last byte")
@@ -68,9 +72,7 @@ import DongneSystem
         let loop = try EventLoop(name: "test-tcp")
         let inbox = Inbox()
         // Accepted and never read: the kernel's buffers fill, then the sender's queue.
-        let listener = try TCPListener(host: "127.0.0.1", port: 0, loop: loop) { connection in
-            inbox.accepted.withLock { $0 = connection }
-        }
+        let listener = try Self.listen(on: loop, into: inbox, reading: false)
         defer { listener.close() }
         let client = try await TCPConnection.connect(to: listener.address, on: loop)
         client.start(onReceive: { _ in }, onClose: { error in inbox.ended.withLock { $0 = .some(error) } })
