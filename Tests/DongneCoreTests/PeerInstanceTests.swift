@@ -414,6 +414,17 @@ import Testing
         #expect(b.sessions.first?.datagramsDropped == 1)
     }
 
+    @Test func aDatagramOfALaterVersionsTypeIsIgnoredAndAnythingElseButABatchEndsTheSession() throws {
+        var (a, b, _, indexOfB) = Self.datagramPair()
+        // A seals what it likes to B with the session's own keys (A's channel, as the core would).
+        var channel = DatagramChannel(handshakeHash: [UInt8](repeating: 3, count: 32), role: .initiator)
+        let later = channel.seal(CBOREncoder.encode(.array([.unsigned(9), .unsigned(1)])), receiverIndex: indexOfB)
+        #expect(Self.closes(b.handle(.datagram(try #require(later)), now: 1)).isEmpty)
+        let acknowledgement = channel.seal(GossipMessage.acknowledge([1]).wireBytes, receiverIndex: indexOfB)
+        #expect(Self.closes(b.handle(.datagram(try #require(acknowledgement)), now: 2)) == [PeerID(1)])
+        _ = a
+    }
+
     @Test func aPeerThatSendsOnlyDatagramsStillSendsKeepalivesOverTheSession() {
         var (a, _, _, _) = Self.datagramPair()
         var keepalives: [UInt64] = []

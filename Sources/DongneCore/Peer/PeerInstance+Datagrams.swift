@@ -40,7 +40,8 @@ extension PeerInstance {
     }
 
     /// Cheap checks (index, size, replay window, MAC) before anything reads it; a datagram that opens must hold
-    /// a batch, which then takes the same path as one from the session.
+    /// a batch, which then takes the same path as one from the session. One of a later version's type is
+    /// ignored and counted, as over the session.
     mutating func receivedDatagram(_ bytes: [UInt8]) {
         guard let index = DatagramChannel.receiverIndex(of: bytes), let id = datagramSessions[index],
             var link = links[id], var channel = link.datagram
@@ -51,9 +52,12 @@ extension PeerInstance {
         }
         link.datagram = channel
         links[id] = link
-        guard let message = try? GossipMessage(wireBytes: payload), case .batch = message else {
+        let message: GossipMessage
+        do { message = try GossipMessage(wireBytes: payload) } catch {
+            if case .unknownType = error, ignoreUnknownMessage(on: id) { return }
             return close(id, "malformed datagram")
         }
+        guard case .batch = message else { return close(id, "malformed datagram") }
         route(message, from: id)
     }
 }

@@ -87,7 +87,8 @@ extension PeerInstance {
         route(message, from: id)
     }
 
-    private mutating func ignoreUnknownMessage(on id: PeerID) -> Bool {
+    /// Counts a message of a later version's type; whether the session may go on.
+    mutating func ignoreUnknownMessage(on id: PeerID) -> Bool {
         links[id]?.unknownMessages += 1
         return (links[id]?.unknownMessages ?? 0) <= settings.unknownMessageLimit
     }
