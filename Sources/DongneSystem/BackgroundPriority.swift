@@ -1,6 +1,12 @@
 import CSystem
 import Foundation
 
+/// Names the calling thread for the kernel (at most 15 bytes are kept). A thread the system makes inherits
+/// its creator's name otherwise: a reader thread started from a pool thread would show as the pool's.
+package func nameThisThread(_ name: String) {
+    dongne_name_thread(name)
+}
+
 /// Prepares a store thread for its work: names it `name` (at most 15 bytes: what `top -H`, `perf` and
 /// `/proc/PID/task/*/comm` show; Foundation passes a name to the kernel only when a thread sets its own), and
 /// lowers its scheduling priority. The store's writer, syncer and loader do work that a message's way to

@@ -1,3 +1,4 @@
+import DongneSystem
 import Foundation
 
 /// Where the REPL's output goes.
@@ -22,7 +23,10 @@ final class StreamConsole: Console, @unchecked Sendable {
 
     init(json: Bool) {
         self.json = json
-        Thread.detachNewThread { [self] in run() }
+        Thread.detachNewThread { [self] in
+            nameThisThread("dongne-output")
+            run()
+        }
     }
 
     func write(_ line: ConsoleLine) {

@@ -1,3 +1,4 @@
+import DongneSystem
 import Foundation
 
 /// Lines from standard input when it is not a terminal (a pipe, a file, a fifo): read on their own thread, so
@@ -6,10 +7,10 @@ enum PipedInput {
     static func lines() -> AsyncStream<String> {
         AsyncStream { continuation in
             let reader = Thread {
+                nameThisThread("dongne-stdin")
                 while let line = readLine(strippingNewline: true) { continuation.yield(line) }
                 continuation.finish()
             }
-            reader.name = "dongne-stdin"
             reader.start()
         }
     }

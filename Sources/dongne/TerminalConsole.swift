@@ -62,11 +62,11 @@ final class TerminalConsole: Console, Sendable {
     func lines() -> AsyncStream<String> {
         AsyncStream { continuation in
             let thread = Thread { [self] in
+                nameThisThread("dongne-terminal")
                 runEditor { continuation.yield($0) }
                 continuation.finish()
                 finished.signal()
             }
-            thread.name = "dongne-terminal"
             thread.start()
         }
     }
