@@ -310,7 +310,16 @@ actor PeerNetwork {
         guard var connection = connections[id] else { return }
         let actions = connection.session.receive(bytes)
         connections[id] = connection
+        // Bytes that complete no message (a handshake's, or part of a frame) still show the peer is there.
+        if !actions.contains(where: Self.carriesMessage) { handle(.heard(id)) }
         perform(actions, on: id)
+    }
+
+    private static func carriesMessage(_ action: SecureSession.Directive) -> Bool {
+        switch action {
+        case .deliver, .established: true
+        case .send, .close: false
+        }
     }
 
     /// The connection ended by itself (the peer closed it, or it failed).

@@ -167,6 +167,16 @@ import Testing
         #expect(closedAt == 7_000, "the first look after 6 s of silence")
     }
 
+    @Test func aHandshakeWhoseBytesKeepComingIsNotClosedForSilenceAndOneThatStallsIs() {
+        var core = Self.core()
+        _ = core.handle(.opened(PeerID(1), remote: Self.address, dialled: nil), now: 0)
+        _ = core.handle(.opened(PeerID(2), remote: PeerAddress(host: "10.0.0.3", port: 7000), dialled: nil), now: 0)
+        _ = core.handle(.heard(PeerID(1)), now: 5_000)  // the peer's third handshake message, late
+        #expect(Self.closes(core.handle(.timer, now: 7_000)) == [PeerID(2)])
+        #expect(Self.closes(core.handle(.timer, now: 10_000)).isEmpty)
+        #expect(Self.closes(core.handle(.timer, now: 12_000)) == [PeerID(1)])
+    }
+
     @Test func aSessionThatHearsFromItsPeerStaysOpen() {
         var core = Self.core()
         Self.establish(&core, 1, with: Self.sorted[2])

@@ -16,10 +16,11 @@ final class RawPeer: @unchecked Sendable {
     /// The loop every raw peer's connection runs on.
     static let loop = try! EventLoop(name: "test-raw-peers")
 
-    /// Whether it answers the node's keepalives, as a live peer does (else the node closes it after 6 s).
+    /// Whether it answers the node's keepalives, as a live peer does (else the node closes it after 6 s of
+    /// silence, which a test step on a loaded machine can outlast).
     private let keepsAlive: Bool
 
-    init(port: UInt16, identity: SigningKey, keepsAlive: Bool = false, loop: EventLoop = RawPeer.loop) async throws {
+    init(port: UInt16, identity: SigningKey, keepsAlive: Bool = true, loop: EventLoop = RawPeer.loop) async throws {
         self.keepsAlive = keepsAlive
         connection = try await TCPConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port)!, on: loop)
         session = SecureSession(

@@ -22,6 +22,9 @@ public struct PeerInstance: Sendable {
         case established(PeerID, peer: PublicKey, handshakeHash: [UInt8])
         /// A message arrived over the session (its plaintext).
         case message(PeerID, [UInt8])
+        /// Bytes arrived that carried no message yet (a handshake message, or part of a frame): the peer is
+        /// there, as far as the silence limit goes.
+        case heard(PeerID)
         /// The connection ended (the peer closed it, said goodbye, or broke the session), and why.
         case closed(PeerID, reason: String)
         /// A UDP datagram arrived on the node's datagram socket.
@@ -221,6 +224,7 @@ public struct PeerInstance: Sendable {
         case .dialFailed(let address): scheduleRedial(address)
         case .established(let id, let peer, let hash): established(id, peer: peer, handshakeHash: hash)
         case .message(let id, let bytes): received(bytes, on: id)
+        case .heard(let id): links[id]?.lastHeard = self.now
         case .closed(let id, let reason): closed(id, reason: reason)
         case .datagram(let bytes): receivedDatagram(bytes)
         case .datagramsRefused(let datagrams):
