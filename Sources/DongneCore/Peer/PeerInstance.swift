@@ -261,9 +261,6 @@ public struct PeerInstance: Sendable {
     /// The session of a connection, once its peer is known.
     public func summary(of id: PeerID) -> LinkSummary? { links[id]?.summary }
 
-    /// The DNS-SD services being dialled, by instance name.
-    public var discovered: [String: String] { directory.known }
-
     // MARK: Time
 
     /// Gossip hears the time before every event, so that nothing it sends at once carries a stale time.
