@@ -24,6 +24,9 @@ public enum PeerEvent: Sendable, Equatable {
     case left(PeerInfo, reason: String)
     /// A connection ended before its session was established (wrong network key, a failed proof, junk), and why.
     case refused(address: String, reason: String)
+    /// More connections from a host ended so since its last line (at most one line per host every 10 s): how
+    /// many, and the latest reason.
+    case refusedRepeatedly(host: String, count: Int, reason: String)
     /// Something about discovery worth one line: DNS-SD unavailable or back, a service ignored, a host that
     /// does not resolve.
     case discovery(String)

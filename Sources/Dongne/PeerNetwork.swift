@@ -62,8 +62,19 @@ actor PeerNetwork {
         self.identity = node.identity
         self.store = node.store
         self.networkKey = networkKey
-        core = PeerInstance(identity: node.identity.publicKey, now: 0, random: SplitMix64(seed: .random(in: .min ... .max)))
+        core = PeerInstance(
+            identity: node.identity.publicKey, now: 0, random: SplitMix64(seed: .random(in: .min ... .max)),
+            settings: Self.settings(descriptors: DescriptorLimit.raise()))
         (peerEvents, notices) = AsyncStream.makeStream(of: PeerEvent.self, bufferingPolicy: .bufferingNewest(256))
+    }
+
+    /// The core's settings, with no more sessions than the process has descriptors for beside those reserved
+    /// for the store (``DescriptorLimit/reserved``) and for connections in their handshake and dialled.
+    static func settings(descriptors: Int?) -> PeerInstance.Settings {
+        var settings = PeerInstance.Settings()
+        let available = (descriptors ?? 1_024) - DescriptorLimit.reserved - 2 * settings.maximumHandshaking
+        settings.maximumSessions = max(8, min(settings.maximumSessions, available))
+        return settings
     }
 
     /// The node's event loop.
@@ -539,6 +550,8 @@ extension PeerEvent {
         case .joined(let summary): self = .joined(PeerInfo(summary))
         case .left(let summary, let reason): self = .left(PeerInfo(summary), reason: reason)
         case .refused(let address, let reason): self = .refused(address: "\(address)", reason: reason)
+        case .refusedRepeatedly(let host, let count, let reason):
+            self = .refusedRepeatedly(host: host, count: count, reason: reason)
         case .discovery(let line): self = .discovery(line)
         }
     }

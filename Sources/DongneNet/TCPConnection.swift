@@ -48,18 +48,29 @@ public final class TCPConnection: Sendable {
         setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    /// Dials `address` without blocking the loop; `completion` runs on the loop with the connection, or the
+    /// Dials `address` without blocking the loop (from the local address `source` when one is given: a test
+    /// plays many hosts from the loopback network); `completion` runs on the loop with the connection, or the
     /// error (`ETIMEDOUT` after `timeout`).
     public static func connect(
-        to address: SocketAddress, on loop: EventLoop, timeout: Duration = .seconds(5),
-        completion: @escaping @Sendable (Result<TCPConnection, SystemError>) -> Void
+        to address: SocketAddress, from source: SocketAddress? = nil, on loop: EventLoop,
+        timeout: Duration = .seconds(5), completion: @escaping @Sendable (Result<TCPConnection, SystemError>) -> Void
     ) {
         let descriptor: Int32
-        do {
+        do throws(SystemError) {
             descriptor = try systemCall("socket") {
                 socket(
                     AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue),
                     0)
+            }
+            if let source {
+                do throws(SystemError) {
+                    _ = try source.withSockaddr { pointer, length throws(SystemError) in
+                        try systemCall("bind") { bind(descriptor, pointer, length) }
+                    }
+                } catch {
+                    Glibc.close(descriptor)
+                    throw error
+                }
             }
             try address.withSockaddr { pointer, length throws(SystemError) in
                 guard Glibc.connect(descriptor, pointer, length) < 0 else { return }
@@ -92,12 +103,12 @@ public final class TCPConnection: Sendable {
         }
     }
 
-    /// Dials `address` and waits for the connection (for tests and tools).
-    public static func connect(to address: SocketAddress, on loop: EventLoop) async throws(SystemError)
-        -> TCPConnection
+    /// Dials `address` (from `source`, when given) and waits for the connection (for tests and tools).
+    public static func connect(to address: SocketAddress, from source: SocketAddress? = nil, on loop: EventLoop)
+        async throws(SystemError) -> TCPConnection
     {
         let result = await withCheckedContinuation { continuation in
-            connect(to: address, on: loop) { continuation.resume(returning: $0) }
+            connect(to: address, from: source, on: loop) { continuation.resume(returning: $0) }
         }
         return try result.get()
     }

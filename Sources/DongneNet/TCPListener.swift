@@ -16,6 +16,11 @@ public final class TCPListener: Sendable {
     public let loop: EventLoop
     private let descriptor: Int32
     private let closed = Atomic<Bool>(false)
+    /// The pause before accepting again after the system ran out of descriptors: from 5 ms, doubling up to 1 s
+    /// while it lasts (as Go's HTTP server does), and back to 5 ms after a connection is accepted.
+    private let exhaustedPause = Atomic<Int>(0)
+    static let firstExhaustedPause = 5
+    static let longestExhaustedPause = 1_000
 
     /// Listens on `host:port` (port 0: any free port) and hands each accepted connection to `onAccept`, on
     /// `loop`.
@@ -63,7 +68,10 @@ public final class TCPListener: Sendable {
 
     private func pauseAccepting(_ onAccept: @escaping @Sendable (TCPConnection) -> Void) {
         loop.update(descriptor, EventLoop.Interest(readable: false, writable: false))
-        loop.schedule(at: .now + .milliseconds(100)) { [weak self] in
+        let previous = exhaustedPause.load(ordering: .relaxed)
+        let pause = previous == 0 ? Self.firstExhaustedPause : min(previous * 2, Self.longestExhaustedPause)
+        exhaustedPause.store(pause, ordering: .relaxed)
+        loop.schedule(at: .now + .milliseconds(pause)) { [weak self] in
             guard let self, !closed.load(ordering: .relaxed) else { return }
             loop.update(descriptor, .reading)
         }
@@ -79,6 +87,7 @@ public final class TCPListener: Sendable {
                 }
             }
             if accepted >= 0 {
+                exhaustedPause.store(0, ordering: .relaxed)
                 onAccept(TCPConnection(descriptor: accepted, remote: SocketAddress.from(peer), loop: loop))
                 continue
             }
@@ -86,7 +95,7 @@ public final class TCPListener: Sendable {
             // Interrupted, or a connection that went away before it was accepted: try the next.
             if error.code == EINTR || error.code == ECONNABORTED { continue }
             // Out of descriptors: the connection waits in the backlog, and the socket stays readable; it is
-            // looked at again in a moment rather than at every turn of the loop.
+            // looked at again after a pause that grows while this lasts, rather than at every turn of the loop.
             if error.code == EMFILE || error.code == ENFILE { pauseAccepting(onAccept) }
             return  // nothing waiting (or an error the next turn may not have)
         }

@@ -33,6 +33,12 @@ struct PeerCommands: Sendable {
                         ConsoleLine(
                             text: "* no session with \(address): \(VisibleText.body(reason))", event: "peer-refused",
                             fields: ["address": address, "reason": reason]))
+                case .refusedRepeatedly(let host, let count, let reason):
+                    console.write(
+                        ConsoleLine(
+                            text: "* \(count) more connections from \(host) refused (latest: \(VisibleText.body(reason)))",
+                            event: "peer-refused-repeatedly",
+                            fields: ["host": host, "count": count, "reason": reason]))
                 case .discovery(let line):
                     // Instance names and TXT records come from anyone on the LAN.
                     let shown = VisibleText.lines(VisibleText.body(line)).joined(separator: " ")

@@ -24,11 +24,17 @@ final class RawPeer: @unchecked Sendable {
     /// silence, which a test step on a loaded machine can outlast).
     private let keepsAlive: Bool
 
-    init(port: UInt16, identity: SigningKey, keepsAlive: Bool = true, loop: EventLoop = RawPeer.loop) async throws {
+    /// A session with the node on `port`, dialled from the loopback address `host` (the node budgets each host:
+    /// a test that plays many peers gives each its own).
+    init(
+        port: UInt16, identity: SigningKey, from host: String = "127.0.0.1", keepsAlive: Bool = true,
+        loop: EventLoop = RawPeer.loop
+    ) async throws {
         self.keepsAlive = keepsAlive
         // Everything slow comes before the dial: the node's silence limit runs from the moment it accepts.
         session = SecureSession(role: .initiator, identity: identity, networkKey: Self.networkKey)
-        connection = try await TCPConnection.connect(to: SocketAddress(host: "127.0.0.1", port: port)!, on: loop)
+        connection = try await TCPConnection.connect(
+            to: SocketAddress(host: "127.0.0.1", port: port)!, from: SocketAddress(host: host, port: 0)!, on: loop)
         connection.start(
             onReceive: { [self] bytes in handle(lock.withLock { session.receive(bytes) }) },
             onClose: { [self] _ in lock.withLock { closed = true } })

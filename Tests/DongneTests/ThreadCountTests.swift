@@ -29,11 +29,15 @@ import Testing
     /// The peers' own loop: other tests' raw peers (a flood, say) do not slow these handshakes.
     static let loop = try! EventLoop(name: "test-200-peers")
 
-    static func connect(_ count: Int, to port: Int) async throws -> [RawPeer] {
+    /// `count` raw peers, each from a loopback address of its own from `first` on (the node limits how many
+    /// sessions one host may have).
+    static func connect(_ count: Int, to port: Int, first: Int = 1) async throws -> [RawPeer] {
         try await withThrowingTaskGroup(of: RawPeer.self) { group in
-            for _ in 0..<count {
+            for n in first..<(first + count) {
                 group.addTask {
-                    try await RawPeer(port: UInt16(port), identity: SigningKey.generate(), keepsAlive: true, loop: loop)
+                    try await RawPeer(
+                        port: UInt16(port), identity: SigningKey.generate(), from: "127.0.\(n / 250).\(n % 250 + 1)",
+                        keepsAlive: true, loop: loop)
                 }
             }
             var peers: [RawPeer] = []
@@ -60,7 +64,7 @@ import Testing
         // and one that waited behind 199 others could outlast the node's silence limit.
         var more: [RawPeer] = []
         for _ in 0..<10 {
-            let group = try await Self.connect(more.isEmpty ? 19 : 20, to: port)
+            let group = try await Self.connect(more.isEmpty ? 19 : 20, to: port, first: 2 + more.count)
             for peer in group { #expect(await peer.waitUntilEstablished(seconds: 20)) }
             more += group
         }

@@ -83,7 +83,8 @@ extension PeerInstance {
         guard var link = links[id] else { return }
         link.refused += count
         links[id] = link
-        guard link.refused >= settings.refusalLimit else { return }
+        let hostWelcome = charge(link.remote.host, refusals: count)
+        guard !hostWelcome || link.refused >= settings.refusalLimit else { return }
         if let peer = link.peer { banned[peer] = now + settings.banDuration }
         close(id, "too many invalid documents (\(link.refused))")
     }

@@ -9,12 +9,16 @@ extension PeerInstance {
     mutating func checkLiveness() {
         for id in links.keys.sorted() {
             guard let link = links[id] else { continue }
-            if now - min(now, link.lastHeard) > settings.silenceLimit {
+            if link.peer == nil && now - min(now, link.openedAt) > settings.handshakeDeadline {
+                close(id, "no handshake within \(settings.handshakeDeadline / 1_000) s")
+            } else if now - min(now, link.lastHeard) > settings.silenceLimit {
                 close(id, "no word from the peer for \(settings.silenceLimit / 1_000) s")
             } else if link.peer != nil && now - min(now, link.lastSent) >= settings.keepaliveInterval {
                 send(.acknowledge([]), to: id)
             }
         }
+        reportHeldRefusals()
+        forgetExpiredBans()
     }
 
     mutating func antiEntropyRound() {

@@ -8,7 +8,17 @@ extension PeerInstance {
         case .channels(let channels):
             followGossip(gossip.handle(.received(message, from: id)))
             follow(reconciliation.handle(.peerChannels(id, theirs: channels, joined: joined)))
-        case .reconcile, .request, .reconciled:
+        case .reconcile(_, fromInitiator: true, _):
+            // Each makes this node load a channel's items: the host's budget first.
+            guard withinBudget(\.reconciliations, on: id) else { return }
+            follow(reconciliation.handle(.received(message, from: id)))
+        case .request(let ids):
+            // Each makes this node read documents and hold them until acknowledged: bounded both ways.
+            let held = gossip.unacknowledgedCount(for: id) + ids.count
+            guard held <= settings.maximumRequestedUnacknowledged else { return ignoreOverBudget(on: id) }
+            guard withinBudget(\.requests, on: id) else { return }
+            follow(reconciliation.handle(.received(message, from: id)))
+        case .reconcile, .reconciled:
             follow(reconciliation.handle(.received(message, from: id)))
         case .datagrams(let port, let index):
             routeDatagrams(on: id, port: port, index: index)
@@ -72,7 +82,7 @@ extension PeerInstance {
                 output.append(.loadItems(channel, for: peer, answering: payload))
             case .offer(let ids, let peer): output.append(.loadDocuments(ids, for: peer))
             case .reconciled(let channel): output.append(.reconciled(channel))
-            case .disconnect(let peer, let reason): close(peer, reason)
+            case .disconnect(let peer, let reason): closeForMisbehaviour(peer, reason)
             }
         }
     }

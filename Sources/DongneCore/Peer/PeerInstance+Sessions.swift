@@ -3,6 +3,10 @@
 extension PeerInstance {
     mutating func opened(_ id: PeerID, remote: PeerAddress, dialled: PeerAddress?) {
         guard !stopped else { return output.append(.close(id, reason: "the node is stopping")) }
+        if dialled == nil, let refusal = refusalOfConnection(from: remote.host) {
+            output.append(.close(id, reason: refusal))
+            return noteRefusal(remote, reason: refusal)
+        }
         let tokens = TokenBucket(
             capacity: settings.burst, ratePerSecond: settings.documentsPerSecond, now: now)
         links[id] = PeerLink(remote: remote, dialled: dialled, now: now, tokens: tokens)
@@ -17,6 +21,7 @@ extension PeerInstance {
         if let until = banned[peer], now < until {
             return close(id, "ignored for a while: it sent too many invalid documents")
         }
+        if let refusal = refusalOfSession(id) { return close(id, refusal) }
         let alreadyConnected = links.values.contains { $0.peer == peer }
         links[id]?.peer = peer
         links[id]?.lastHeard = now
@@ -69,8 +74,17 @@ extension PeerInstance {
         if let summary = link.summary {
             output.append(.notify(.left(summary, reason: reason)))
         } else {
-            output.append(.notify(.refused(address: link.remote, reason: reason)))
+            endedBeforeHandshake(link, reason: reason)
         }
+    }
+
+    /// A connection that ended before its handshake was done costs its host (unless this node dialled it).
+    private mutating func endedBeforeHandshake(_ link: PeerLink, reason: String) {
+        if !link.isOutbound && !stopped {
+            hosts[link.remote.host]?.connections.charge(settings.failedHandshakeCost, now: now)
+            charge(link.remote.host, refusals: 1)
+        }
+        noteRefusal(link.remote, reason: reason)
     }
 
     /// A message over a session: parsed, then routed to the core it is for. A message of a later version's
@@ -82,9 +96,16 @@ extension PeerInstance {
         let message: GossipMessage
         do { message = try GossipMessage(wireBytes: bytes) } catch {
             if case .unknownType = error, ignoreUnknownMessage(on: id) { return }
-            return close(id, "malformed gossip")
+            return closeForMisbehaviour(id, "malformed gossip")
         }
         route(message, from: id)
+    }
+
+    /// Ends a session that broke the protocol, at a cost to its host.
+    mutating func closeForMisbehaviour(_ id: PeerID, _ reason: String) {
+        guard let host = links[id]?.remote.host else { return }
+        close(id, reason)
+        charge(host, refusals: settings.malformedCost)
     }
 
     /// Counts a message of a later version's type; whether the session may go on.

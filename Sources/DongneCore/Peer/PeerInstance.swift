@@ -161,6 +161,41 @@ public struct PeerInstance: Sendable {
         /// LAN: after a partition heals, a session comes back within one pause and a dial.
         public var firstRedialPause: UInt64 = 1_000
         public var longestRedialPause: UInt64 = 4_000
+        /// Connections whose handshake is not done yet, in all and from one host: a new connection beyond either
+        /// closes as it opens, before any handshake work.
+        public var maximumHandshaking = 32
+        public var maximumHandshakingPerHost = 8
+        /// Sessions other hosts opened, in all and from one host: a session beyond either closes once its peer is
+        /// known. (Sessions this node dialled are its own choice and do not count.)
+        public var maximumSessions = 256
+        public var maximumSessionsPerHost = 8
+        /// A connection whose handshake is not done this long after it opened closes, however its bytes trickle.
+        public var handshakeDeadline: UInt64 = 10_000
+        /// New connections a host may open at once, and per second over time; one that ends before its
+        /// handshake is done costs ``failedHandshakeCost`` more.
+        public var hostConnectionBurst = 16.0
+        public var hostConnectionsPerSecond = 2.0
+        public var failedHandshakeCost = 4
+        /// A host's refusals (invalid documents, malformed messages, failed handshakes) are forgiven at this rate;
+        /// a host with ``refusalLimit`` unforgiven refusals is ignored for ``banDuration``, whatever keys it uses.
+        public var hostRefusalsForgivenPerSecond = 1.0
+        /// What a malformed message or reconciliation costs its host, in refusals.
+        public var malformedCost = 10
+        /// `reconcile` messages from initiators (each makes this node load a channel's items) a host may send at
+        /// once and per second; `request`s likewise. Beyond, they are ignored and counted.
+        public var hostReconcileBurst = 64.0
+        public var hostReconcilesPerSecond = 4.0
+        public var hostRequestBurst = 16.0
+        public var hostRequestsPerSecond = 4.0
+        /// A request is ignored while the session has this many documents or more unacknowledged (queued or in
+        /// flight): a peer that never acknowledges cannot make this node hold more for it.
+        public var maximumRequestedUnacknowledged = 256
+        /// Messages over a budget a session may send (each ignored) before it ends.
+        public var overBudgetLimit = 1_000
+        /// One line per host per interval about its refused connections: the first at once, the rest summed.
+        public var refusalNoticeInterval: UInt64 = 10_000
+        /// Hosts remembered; beyond, the least recently seen one that is not ignored is forgotten.
+        public var maximumRememberedHosts = 4_096
         /// The gossip core's settings.
         public var gossip = GossipInstance.Settings()
 
@@ -189,6 +224,9 @@ public struct PeerInstance: Sendable {
     var coveredAddresses: [PeerAddress: PublicKey] = [:]
     /// Identities ignored until a time, for having sent too many invalid documents.
     var banned: [PublicKey: UInt64] = [:]
+    /// What this node remembers of each host, and the hosts with refused connections not yet told to the user.
+    var hosts: [String: HostStanding] = [:]
+    var heldRefusals: Set<String> = []
     /// Identities whose documents are checked before they show: each sent one of its own whose signature failed.
     var checkedFirst: Set<PublicKey> = []
     /// The UDP port this node takes datagrams on, once it has one; sessions by the index their datagrams carry.

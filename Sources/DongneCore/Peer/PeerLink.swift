@@ -12,6 +12,8 @@ struct PeerLink: Sendable {
     var unknownMessages = 0
     /// Batches dropped for exceeding the token bucket or the bound on documents waiting for their checks.
     var rateLimited = 0
+    /// Reconciliation messages and requests ignored for exceeding their host's budgets.
+    var overBudget = 0
     var tokens: TokenBucket
     /// Documents from this peer being checked and stored.
     var admitting = 0
@@ -26,6 +28,8 @@ struct PeerLink: Sendable {
     var datagramsDropped = 0
     /// Whether the peer has sent anything over the session (so it has the session established too).
     var hasReceived = false
+    /// When the connection opened (its handshake must be done by a deadline).
+    let openedAt: UInt64
     /// When the peer last sent anything, and when this node last sent it anything.
     var lastHeard: UInt64
     var lastSent: UInt64
@@ -38,6 +42,7 @@ struct PeerLink: Sendable {
         self.remote = remote
         self.dialled = dialled
         self.tokens = tokens
+        openedAt = now
         lastHeard = now
         lastSent = now
     }

@@ -6,6 +6,8 @@ public enum PeerNotice: Sendable, Equatable {
     case left(LinkSummary, reason: String)
     /// A connection ended before its peer proved who it is.
     case refused(address: PeerAddress, reason: String)
+    /// More connections from a host ended so, since its last line: how many, and the latest reason.
+    case refusedRepeatedly(host: String, count: Int, reason: String)
     /// A line about discovery (DNS-SD) worth saying once.
     case discovery(String)
 }

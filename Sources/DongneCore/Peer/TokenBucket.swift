@@ -16,12 +16,25 @@ struct TokenBucket: Sendable, Equatable {
 
     /// Takes `count` tokens if the bucket holds them at `now`.
     mutating func take(_ count: Int, now: UInt64) -> Bool {
-        if now > filledAt {
-            tokens = min(capacity, tokens + Double(now - filledAt) / 1_000 * ratePerSecond)
-            filledAt = now
-        }
+        refill(now: now)
         guard tokens >= Double(count) else { return false }
         tokens -= Double(count)
         return true
+    }
+
+    /// Takes `count` tokens, or all there are when fewer; whether there were enough. A penalty, where ``take(_:now:)``
+    /// is a permission.
+    @discardableResult
+    mutating func charge(_ count: Int, now: UInt64) -> Bool {
+        refill(now: now)
+        let enough = tokens >= Double(count)
+        tokens = max(0, tokens - Double(count))
+        return enough
+    }
+
+    private mutating func refill(now: UInt64) {
+        guard now > filledAt else { return }
+        tokens = min(capacity, tokens + Double(now - filledAt) / 1_000 * ratePerSecond)
+        filledAt = now
     }
 }
