@@ -315,7 +315,13 @@ public final class Node: Sendable {
     /// caller that forwards them itself, then passes the channels returned to ``show(_:)`` and the batch to
     /// ``keep(_:)``.
     package func check(parsed documents: [UnverifiedDocument]) -> (AdmittedBatch, showing: Set<ChannelID>) {
-        check(store.admit(parsed: documents))
+        check(store.admit(parsed: documents, latestCreated: latestAcceptedCreated))
+    }
+
+    /// The latest `created` time a received document may have now: ``DocumentLimits/maximumClockSkew`` past this
+    /// node's clock.
+    package var latestAcceptedCreated: UInt64 {
+        configuration.clock.now() &+ DocumentLimits.maximumClockSkew
     }
 
     private func check(_ admitted: AdmittedBatch) -> (AdmittedBatch, showing: Set<ChannelID>) {

@@ -431,7 +431,8 @@ actor PeerNetwork {
     private func showFirst(_ documents: [UnverifiedDocument], from: PeerID, forwarding: Bool, owner: Node) {
         // Only what is certainly new shows before its check; anything the store may hold shows, if new, once
         // checked.
-        let early = documents.filter { !owner.store.mayHold($0.id) }
+        let latest = owner.latestAcceptedCreated
+        let early = documents.filter { !owner.store.mayHold($0.id) && $0.created <= latest }
         shownFirst.formUnion(owner.source.arriving.add(authenticated: early))
         owner.checkInBackground(documents) { [weak self, weak owner, loop] checked in
             if let owner, let checked, !forwarding, checked.admitted.newDocumentCount == documents.count,
@@ -512,6 +513,7 @@ actor PeerNetwork {
                 case .success: .stored
                 case .failure(.invalid): .invalid
                 case .failure(.store): .storeFailed
+                case .failure(.early): .early
                 }
             return PeerInstance.Admission(document.id, from: from, outcome)
         }

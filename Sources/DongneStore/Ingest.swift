@@ -6,12 +6,16 @@ public enum IngestError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalid(DocumentError)
     /// The store failed; nothing was stored.
     case store(StoreError)
+    /// The document is dated after the latest time the caller accepts (``DocumentLimits/maximumClockSkew``
+    /// ahead of its clock): not stored now, and acceptable once that time comes.
+    case early(created: UInt64, latest: UInt64)
 
     /// One line for people.
     public var description: String {
         switch self {
         case .invalid(let error): "invalid document: \(error)"
         case .store(let error): "\(error)"
+        case .early(let created, let latest): "dated \(created - latest) ms past the latest time accepted"
         }
     }
 }
@@ -62,16 +66,21 @@ extension Store {
         admit(batch.map { bytes in Result { () throws(DocumentError) in try UnverifiedDocument(parsing: bytes) } })
     }
 
-    /// ``admit(_:)`` for documents already parsed (gossip parses each once, to learn its id and channel).
-    public func admit(parsed batch: [UnverifiedDocument]) -> AdmittedBatch {
-        admit(batch.map { .success($0) })
+    /// ``admit(_:)`` for documents already parsed (gossip parses each once, to learn its id and channel); those
+    /// dated after `latestCreated` fail as ``IngestError/early(created:latest:)`` before any other check.
+    public func admit(parsed batch: [UnverifiedDocument], latestCreated: UInt64 = .max) -> AdmittedBatch {
+        admit(batch.map { .success($0) }, latestCreated: latestCreated)
     }
 
-    private func admit(_ batch: [Result<UnverifiedDocument, DocumentError>]) -> AdmittedBatch {
+    private func admit(
+        _ batch: [Result<UnverifiedDocument, DocumentError>], latestCreated: UInt64 = .max
+    ) -> AdmittedBatch {
         var admitted = AdmittedBatch(results: Array(repeating: nil, count: batch.count), fresh: [])
         var parsed: [(index: Int, document: UnverifiedDocument)] = []
         for (index, outcome) in batch.enumerated() {
             switch outcome {
+            case .success(let document) where document.created > latestCreated:
+                admitted.results[index] = .failure(.early(created: document.created, latest: latestCreated))
             case .success(let document): parsed.append((index, document))
             case .failure(let error): admitted.results[index] = .failure(.invalid(error))
             }

@@ -14,6 +14,10 @@ public enum DocumentLimits {
     public static let minimumSealedBytes = 49
     /// Largest sealed body of a direct message.
     public static let maximumSealedBytes = 4_160
+    /// How far ahead of a node's own clock a received document may be dated, in milliseconds: one dated later is
+    /// not accepted yet (not stored, shown or relayed, and not held against its sender), so that no one can pin a
+    /// message to the end of every history. Clocks of honest machines agree far more closely than this.
+    public static let maximumClockSkew: UInt64 = 600_000
     /// Latest `created` time accepted: 2^53 − 1 milliseconds, the largest integer every JSON reader keeps exactly.
     public static let maximumCreated: UInt64 = (1 << 53) - 1
 }

@@ -114,6 +114,10 @@ public struct PeerInstance: Sendable {
             case invalid
             /// The store failed (its disk is full, say): its sender sends it again later.
             case storeFailed
+            /// It is dated too far ahead of this node's clock (``DocumentLimits/maximumClockSkew``): not accepted
+            /// now, not held against its sender, and acceptable once its time comes (reconciliation offers it
+            /// again).
+            case early
         }
 
         /// The document.
