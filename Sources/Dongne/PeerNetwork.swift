@@ -171,9 +171,11 @@ actor PeerNetwork {
         }
     }
 
-    /// A document this node published did not commit: reconciliation no longer counts it.
+    /// A document this node published did not commit: reconciliation no longer counts it, and a copy a peer
+    /// sends back (it went out before the store failed) is stored.
     func forgetPublished(_ id: DocumentID) {
         recentlyPublished.forget(id)
+        handle(.unpublished(id))
     }
 
     /// The user's channels changed.

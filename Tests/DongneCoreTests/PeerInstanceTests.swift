@@ -309,6 +309,19 @@ import Testing
         #expect(answered == [.loadItems(Self.channel, for: PeerID(1), answering: [0x61])])
     }
 
+    @Test func aCopyOfOurOwnDocumentThatFailedToCommitIsAdmittedWhenAPeerSendsItBack() {
+        var core = Self.core()
+        Self.establish(&core, 1, with: Self.sorted[2])
+        _ = core.handle(Self.message(.channels([Self.channel]), on: 1), now: 1)
+        let mine = Self.document(by: Self.sorted[1], "디스크가 꽉 찼어요")
+        _ = core.handle(.published(GossipDocument(id: mine.id, bytes: mine.bytes), channel: Self.channel), now: 2)
+        let known = core.handle(Self.message(Self.batch([mine], sequence: 1), on: 1), now: 3)
+        #expect(Self.checks(known).isEmpty, "while it is ours, a copy is a duplicate")
+        _ = core.handle(.unpublished(mine.id), now: 4)
+        let back = core.handle(Self.message(Self.batch([mine], sequence: 2), on: 1), now: 5)
+        #expect(Self.checks(back).count == 1, "found by a disk-full attack: it stayed missing until a restart")
+    }
+
     @Test func aRequestIsAnsweredFromTheStoreThroughGossip() {
         var core = Self.core()
         Self.establish(&core, 1, with: Self.sorted[2])

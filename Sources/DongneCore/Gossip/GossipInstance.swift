@@ -49,6 +49,9 @@ public struct GossipInstance: Sendable {
         case disconnected(PeerID)
         /// This node wrote and stored a document.
         case published(id: DocumentID, channel: ChannelID?, bytes: [UInt8])
+        /// A document this node published did not commit (its disk is full, say): no longer known here, so that
+        /// a copy coming back from a peer is admitted and stored, rather than dropped as a duplicate.
+        case unpublished(DocumentID)
         /// A peer sent a message.
         case received(GossipMessage, from: PeerID)
         /// The shell checked the signature of a document the core asked it to admit: it may be forwarded.
@@ -188,6 +191,9 @@ public struct GossipInstance: Sendable {
         case .published(let id, let channel, let bytes):
             guard known.insert(id).inserted else { return [] }
             return enqueue(id, bytes: bytes, channel: channel, except: nil, covered: [])
+        case .unpublished(let id):
+            known.remove(id)
+            return []
         case .received(let message, let peer):
             guard peers[peer] != nil else { return [] }
             return receive(message, from: peer)

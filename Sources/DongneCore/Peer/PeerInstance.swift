@@ -41,6 +41,8 @@ public struct PeerInstance: Sendable {
         case discovered(DiscoveryDirectory.Event)
         /// This node wrote a document (queued for its store).
         case published(GossipDocument, channel: ChannelID?)
+        /// A document this node wrote did not commit: a copy a peer sends back is to be stored.
+        case unpublished(DocumentID)
         /// The channels this node carries (at start, and whenever the user joins or leaves one).
         case joinedChanged([ChannelID])
         /// The items of a channel that a ``Directive/loadItems(_:for:answering:)`` asked for.
@@ -277,6 +279,7 @@ public struct PeerInstance: Sendable {
         case .discovered(let report): follow(directory.handle(report))
         case .published(let document, let channel):
             followGossip(gossip.handle(.published(id: document.id, channel: channel, bytes: document.bytes)))
+        case .unpublished(let id): followGossip(gossip.handle(.unpublished(id)))
         case .joinedChanged(let channels): joinedChanged(channels)
         case .itemsLoaded(let channel, let peer, let payload, let items):
             follow(reconciliation.handle(.itemsLoaded(channel, for: peer, answering: payload, items: items)))
