@@ -25,6 +25,8 @@ public final class Store: Sendable {
     /// What a received message's way to listeners asks about the store, answered from memory (the stored ids
     /// are loaded in the background after opening).
     let known: KnownDocuments
+    /// The reconciled channels' items, kept up to date as documents commit.
+    let reconciliationCache = ReconciliationItems()
 
     /// Opens the database at `path`, creating it and bringing its schema up to date as needed.
     /// `deferredCommitDelay` is how long the writer may hold a deferrable write (see
@@ -142,7 +144,12 @@ public final class Store: Sendable {
         completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
     ) {
         let outcomes = Locked<[InsertOutcome]>([])
-        submit(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) { result in
+        submit(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) {
+            [reconciliationCache] result in
+            if case .success = result {
+                let outcomes = outcomes.get()
+                reconciliationCache.add(zip(documents, outcomes).filter { $0.1 == .stored }.map(\.0))
+            }
             completion(result.map { outcomes.get() })
         } _: { [known] connection throws(StoreError) in
             do throws(SQLiteError) {

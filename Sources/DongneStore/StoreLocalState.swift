@@ -68,8 +68,12 @@ extension Store {
     ) {
         pendingLocalWrites.update { pending in for document in documents { pending.insert(document.id) } }
         let outcomes = Locked<[InsertOutcome]>([])
-        submit(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) { [pendingLocalWrites] result in
-            if case .failure = result {
+        submit(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) {
+            [pendingLocalWrites, reconciliationCache] result in
+            switch result {
+            case .success:
+                reconciliationCache.add(zip(documents, outcomes.get()).filter { $0.1 == .stored }.map(\.0))
+            case .failure:
                 pendingLocalWrites.update { pending in for document in documents { pending.remove(document.id) } }
             }
             completion(result.map { outcomes.get() })

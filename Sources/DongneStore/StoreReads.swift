@@ -124,8 +124,13 @@ extension Store {
 }
 
 extension Store {
-    /// Every stored document of a channel as a reconciliation item: (created, id), in protocol order.
+    /// Every stored document of a channel as a reconciliation item: (created, id), in protocol order. Read once
+    /// per channel, then kept up to date in memory as documents commit.
     public func reconciliationItems(in channel: ChannelID) throws(StoreError) -> [NegentropyItem] {
+        try reconciliationCache.items(in: channel) { () throws(StoreError) in try readReconciliationItems(in: channel) }
+    }
+
+    private func readReconciliationItems(in channel: ChannelID) throws(StoreError) -> [NegentropyItem] {
         try read { connection throws(SQLiteError) -> [NegentropyItem] in
             let statement = try connection.statement(
                 "SELECT created, id FROM documents WHERE channel = ? ORDER BY created, id"
