@@ -13,6 +13,10 @@ public struct Configuration: Sendable {
     public var region: String?
     /// Reports that hide a message (3, as in the seed app).
     public var reportThreshold: Int
+    /// How long after this node stored a poster's first message in a channel their reports there count
+    /// (milliseconds; ``ModerationPolicy/defaultReporterStandingAge``, a day, by default; 0 counts every poster's
+    /// reports at once, for a network whose members all know each other).
+    public var reporterStandingAge = ModerationPolicy.defaultReporterStandingAge
     /// Where the node reads the time for the documents it signs.
     public var clock: NodeClock
     /// The TCP port to accept peers on: nil for none, 0 for any free port.

@@ -26,6 +26,8 @@ public final class Node: Sendable {
     /// The current display name, readable from any thread.
     private let profile: Locked<String>
     private let clock: MonotonicClock
+    /// Set once ``stop()`` begins: periodic work ends.
+    private let stopping = Locked(false)
     private let network: LockedNetwork
     /// Makes the data directory this node's alone while it runs.
     private let directoryLock: DataDirectoryLock
@@ -77,8 +79,12 @@ public final class Node: Sendable {
         }
         let lock = try DataDirectoryLock(directory: directory)
         let identity = try IdentityFile.loadOrCreate(at: directory + "/" + IdentityFile.fileName)
+        // The system's clock, not the configured one: standing is when posts reached this machine, and a test's
+        // stepping clock (which moves at every reading) must move only for the documents it signs.
+        let standing = ReporterStanding(age: configuration.reporterStandingAge, clock: NodeClock.system.now)
         let store = try Store(
-            path: directory + "/dongne.sqlite", deferredCommitDelay: configuration.deferredCommitDelay)
+            path: directory + "/dongne.sqlite", deferredCommitDelay: configuration.deferredCommitDelay,
+            reporterStanding: standing)
         let loop: EventLoop
         do { loop = try EventLoop(name: "dongne-net") } catch {
             store.close()
@@ -91,7 +97,19 @@ public final class Node: Sendable {
             try await node.setDisplayName(configuration.displayName)
         }
         try await node.startNetwork()
+        await node.recountMaturedReports()
         return node
+    }
+
+    /// Reporters gain standing with time, not with a write: every ``ModerationPolicy/standingRecountInterval``
+    /// the reports of those whose standing came meanwhile are counted, and listeners see what that hides.
+    private func recountMaturedReports() async {
+        if (try? await store.recountMaturedReports()) == true { await hub.refreshAll() }
+        let next = ContinuousClock.now + .milliseconds(ModerationPolicy.standingRecountInterval)
+        _ = loop.schedule(at: next) { [weak self] in
+            guard let self, !self.stopping.get() else { return }
+            Task { await self.recountMaturedReports() }
+        }
     }
 
     /// Starts the network: listening if a port is configured, and dialling the configured peers. Without
@@ -122,6 +140,7 @@ public final class Node: Sendable {
 
     /// Says goodbye to peers, finishes pending writes and closes the store.
     public func stop() async {
+        stopping.set(true)
         await network.get()?.stop()
         store.close()
         directoryLock.release()

@@ -22,7 +22,9 @@ public enum ArrivalShowing: Hashable, Sendable {
 /// Writing one document and the state derived from it. Runs on the writer's connection, inside the writer's
 /// transaction.
 extension Connection {
-    func insert(_ document: Document) throws(SQLiteError) -> InsertOutcome {
+    /// Stores `document` at `now` (this node's clock, for a poster's standing); reporters count if their first
+    /// post in the channel was stored by `cutoff`.
+    func insert(_ document: Document, at now: UInt64, cutoff: UInt64) throws(SQLiteError) -> InsertOutcome {
         let channel: SQLValue = document.channel.map { .blob($0.bytes) } ?? .null
         let ref: SQLValue = document.body.reference.map { .blob($0.bytes) } ?? .null
         try statement(
@@ -37,18 +39,18 @@ extension Connection {
             .integer(Int64(document.created)), ref, .blob(document.bytes)
         ).run()
         guard changes == 1 else { return .duplicate }
-        try deriveState(from: document)
+        try deriveState(from: document, at: now, cutoff: cutoff)
         return .stored
     }
 
-    private func deriveState(from document: Document) throws(SQLiteError) {
+    private func deriveState(from document: Document, at now: UInt64, cutoff: UInt64) throws(SQLiteError) {
         switch document.body {
         case .message(let message):
-            try recordMessage(document, message)
+            try recordMessage(document, message, at: now, cutoff: cutoff)
         case .report(let report):
             try statement("INSERT OR IGNORE INTO reports (message, reporter, channel) VALUES (?, ?, ?)")
                 .bind(.blob(report.message.bytes), .blob(document.author.bytes), .blob(report.channel.bytes)).run()
-            try refreshReportCount(of: report.message)
+            try refreshReportCount(of: report.message, cutoff: cutoff)
         case .retract(let retract):
             try statement("UPDATE message_state SET retracted = 1 WHERE id = ? AND author = ? AND channel = ?")
                 .bind(.blob(retract.message.bytes), .blob(document.author.bytes), .blob(retract.channel.bytes)).run()
@@ -71,8 +73,11 @@ extension Connection {
     }
 
     /// A message's state counts the reports and the author's retracts that arrived before it. A first message
-    /// in a channel makes its author's earlier reports there count.
-    private func recordMessage(_ document: Document, _ message: Message) throws(SQLiteError) {
+    /// in a channel records when its author began posting there; its author's reports count once that is
+    /// before the cutoff (``Store/recountMaturedReports()``).
+    private func recordMessage(_ document: Document, _ message: Message, at now: UInt64, cutoff: UInt64)
+        throws(SQLiteError)
+    {
         let id = SQLValue.blob(document.id.bytes), author = SQLValue.blob(document.author.bytes)
         let channel = SQLValue.blob(message.channel.bytes)
         try statement(
@@ -86,14 +91,15 @@ extension Connection {
             .integer(Int64(MessageType(message.content).rawValue)),
             .integer(Int64(DocumentKind.retract.number))
         ).run()
-        try statement("INSERT OR IGNORE INTO posters (channel, author) VALUES (?, ?)").bind(channel, author).run()
-        if changes == 1 {
+        try statement("INSERT OR IGNORE INTO posters (channel, author, since) VALUES (?, ?, ?)")
+            .bind(channel, author, .integer(Int64(clamping: now))).run()
+        if changes == 1 && now <= cutoff {
             try statement(
-                Self.refreshCountSQL + " WHERE channel = ?1 AND id IN (SELECT message FROM reports WHERE reporter = ?2)"
+                Self.refreshCountSQL + " WHERE channel = ?2 AND id IN (SELECT message FROM reports WHERE reporter = ?3)"
             )
-            .bind(channel, author).run()
+            .bind(.integer(Int64(clamping: cutoff)), channel, author).run()
         }
-        try refreshReportCount(of: document.id)
+        try refreshReportCount(of: document.id, cutoff: cutoff)
         try recordName(message.senderName, of: document)
     }
 
@@ -109,24 +115,38 @@ extension Connection {
     }
 
     /// Recounts one message's reporters.
-    func refreshReportCount(of message: DocumentID) throws(SQLiteError) {
-        try statement(Self.refreshCountSQL + " WHERE id = ?").bind(.blob(message.bytes)).run()
+    func refreshReportCount(of message: DocumentID, cutoff: UInt64) throws(SQLiteError) {
+        try statement(Self.refreshCountSQL + " WHERE id = ?2")
+            .bind(.integer(Int64(clamping: cutoff)), .blob(message.bytes)).run()
     }
 
     /// Recounts the reporters of every message `reporter` reported (after a block, an unblock).
-    func refreshReportCounts(reportedBy reporter: PublicKey) throws(SQLiteError) {
-        try statement(Self.refreshCountSQL + " WHERE id IN (SELECT message FROM reports WHERE reporter = ?)")
-            .bind(.blob(reporter.bytes)).run()
+    func refreshReportCounts(reportedBy reporter: PublicKey, cutoff: UInt64) throws(SQLiteError) {
+        try statement(Self.refreshCountSQL + " WHERE id IN (SELECT message FROM reports WHERE reporter = ?2)")
+            .bind(.integer(Int64(clamping: cutoff)), .blob(reporter.bytes)).run()
+    }
+
+    /// Recounts the messages reported by posters whose standing came after `earlier` and by `cutoff`; how many
+    /// messages changed.
+    func recountReports(standingAfter earlier: UInt64, by cutoff: UInt64) throws(SQLiteError) -> Int {
+        try statement(
+            Self.refreshCountSQL + """
+                 WHERE id IN (SELECT r.message FROM reports AS r JOIN posters AS p
+                     ON p.channel = r.channel AND p.author = r.reporter WHERE p.since > ?2 AND p.since <= ?1)
+                """
+        ).bind(.integer(Int64(clamping: cutoff)), .integer(Int64(clamping: earlier))).run()
+        return changes
     }
 
     /// The reporters that count: reporting in the message's own channel, not its author, not blocked here, and
-    /// posters in that channel.
+    /// posters in that channel whose first post there was stored by the cutoff (parameter 1).
     static let refreshCountSQL = """
         UPDATE message_state SET reporters = (
             SELECT count(*) FROM reports AS r
             WHERE r.message = message_state.id AND r.channel = message_state.channel
               AND r.reporter != message_state.author
               AND NOT EXISTS (SELECT 1 FROM blocks AS b WHERE b.author = r.reporter)
-              AND EXISTS (SELECT 1 FROM posters AS p WHERE p.channel = message_state.channel AND p.author = r.reporter))
+              AND EXISTS (SELECT 1 FROM posters AS p
+                  WHERE p.channel = message_state.channel AND p.author = r.reporter AND p.since <= ?1))
         """
 }

@@ -81,6 +81,11 @@ enum Migrations {
         -- Peers this node has reached by dialling them, to dial again at the next start.
         CREATE TABLE known_peers (address TEXT PRIMARY KEY, last_seen INTEGER NOT NULL) WITHOUT ROWID;
         """,
+        """
+        -- When this node stored each poster's first message in a channel (its clock): a reporter's standing.
+        -- Posters from before this column count as long established.
+        ALTER TABLE posters ADD COLUMN since INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     /// A short hash of every migration's text: changes whenever the schema does.

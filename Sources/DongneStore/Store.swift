@@ -27,14 +27,22 @@ public final class Store: Sendable {
     let known: KnownDocuments
     /// The reconciled channels' items, kept up to date as documents commit.
     let reconciliationCache = ReconciliationItems()
+    /// When a reporter's reports count here.
+    let reporterStanding: ReporterStanding
+    /// The cutoff of the last ``recountMaturedReports()``: posters with standing by then are counted.
+    let recountedCutoff = Locked<UInt64>(0)
 
     /// Opens the database at `path`, creating it and bringing its schema up to date as needed.
     /// `deferredCommitDelay` is how long the writer may hold a deferrable write (see
     /// ``insert(_:deferrable:whenVisible:)``): long enough for a message to reach every listener of a busy machine
     /// (hundreds of microseconds), short against the second a peer waits for an acknowledgement before sending
     /// again, and unnoticeable to a person whose `send` returns that much later.
-    public init(path: String, deferredCommitDelay: Duration = .milliseconds(4)) throws(StoreError) {
+    /// `reporterStanding` says when a poster's reports count (by default at once: the node passes its own rule).
+    public init(
+        path: String, deferredCommitDelay: Duration = .milliseconds(4), reporterStanding: ReporterStanding = .immediate
+    ) throws(StoreError) {
         self.path = path
+        self.reporterStanding = reporterStanding
         try PrivateFile.create(path)
         do {
             let writeConnection = try Connection(path: path)
@@ -151,13 +159,14 @@ public final class Store: Sendable {
                 reconciliationCache.add(zip(documents, outcomes).filter { $0.1 == .stored }.map(\.0))
             }
             completion(result.map { outcomes.get() })
-        } _: { [known] connection throws(StoreError) in
+        } _: { [known, reporterStanding] connection throws(StoreError) in
             do throws(SQLiteError) {
                 var results: [InsertOutcome] = []
                 results.reserveCapacity(documents.count)
+                let (now, cutoff) = (reporterStanding.clock(), reporterStanding.cutoff)
                 for document in documents {
                     known.noteStoring(document)
-                    results.append(try connection.insert(document))
+                    results.append(try connection.insert(document, at: now, cutoff: cutoff))
                 }
                 outcomes.set(results)
             } catch { throw .sqlite(error) }

@@ -8,19 +8,19 @@ extension Store {
     /// Blocks `author`: its documents stay stored (and relayed) but are not shown here, and its reports stop
     /// counting here.
     public func block(_ author: PublicKey, since: UInt64) async throws(StoreError) {
-        try await changeBlock(of: author) { [known] connection throws(SQLiteError) in
+        try await changeBlock(of: author) { [known, reporterStanding] connection throws(SQLiteError) in
             try connection.statement("INSERT OR IGNORE INTO blocks (author, since) VALUES (?, ?)")
                 .bind(.blob(author.bytes), .integer(Int64(since))).run()
-            try connection.refreshReportCounts(reportedBy: author)
+            try connection.refreshReportCounts(reportedBy: author, cutoff: reporterStanding.cutoff)
             known.setBlocked(author, true)
         }
     }
 
     /// Lifts a block.
     public func unblock(_ author: PublicKey) async throws(StoreError) {
-        try await changeBlock(of: author) { [known] connection throws(SQLiteError) in
+        try await changeBlock(of: author) { [known, reporterStanding] connection throws(SQLiteError) in
             try connection.statement("DELETE FROM blocks WHERE author = ?").bind(.blob(author.bytes)).run()
-            try connection.refreshReportCounts(reportedBy: author)
+            try connection.refreshReportCounts(reportedBy: author, cutoff: reporterStanding.cutoff)
             known.setBlocked(author, false)
         }
     }
@@ -77,18 +77,34 @@ extension Store {
                 pendingLocalWrites.update { pending in for document in documents { pending.remove(document.id) } }
             }
             completion(result.map { outcomes.get() })
-        } _: { [known] connection throws(StoreError) in
+        } _: { [known, reporterStanding] connection throws(StoreError) in
             do throws(SQLiteError) {
                 var results: [InsertOutcome] = []
+                let (now, cutoff) = (reporterStanding.clock(), reporterStanding.cutoff)
                 for document in documents {
                     known.noteStoring(document)
-                    results.append(try connection.insert(document))
+                    results.append(try connection.insert(document, at: now, cutoff: cutoff))
                     try connection.statement("INSERT OR IGNORE INTO pending_writes (id) VALUES (?)")
                         .bind(.blob(document.id.bytes)).run()
                 }
                 outcomes.set(results)
             } catch { throw .sqlite(error) }
         }
+    }
+
+    /// Counts the reports of posters whose standing came since the last call (all of them at the first): run it
+    /// now and then, since standing comes with time, not with a write. Whether any message was recounted (its
+    /// listeners may show it differently).
+    public func recountMaturedReports() async throws(StoreError) -> Bool {
+        let cutoff = reporterStanding.cutoff
+        let earlier = recountedCutoff.get()
+        guard cutoff > earlier || earlier == 0 else { return false }
+        let recounted = Locked(0)
+        try await writeSQL { connection throws(SQLiteError) in
+            recounted.set(try connection.recountReports(standingAfter: earlier, by: cutoff))
+        }
+        recountedCutoff.set(cutoff)
+        return recounted.get() > 0
     }
 
     /// Records that the user joined a channel (idempotent; the first join time stays).

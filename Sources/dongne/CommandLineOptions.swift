@@ -15,10 +15,13 @@ struct CommandLineOptions: Equatable {
     var peers: [String] = []
     var networkKey = NetworkKey.defaultPassphrase
     var discovery = true
+    /// Hours after a poster's first message in a channel reached this node that their reports count there.
+    var reporterStandingHours = Double(ModerationPolicy.defaultReporterStandingAge) / 3_600_000
 
     static let usage = """
         usage: dongne [--data DIR] [--name NAME] [--channel NAME] [--region NAME] [--port N] [--listen ADDRESS]
-                      [--peer HOST:PORT]… [--network-key SECRET] [--no-dnssd] [--json] [--help]
+                      [--peer HOST:PORT]… [--network-key SECRET] [--reporter-standing HOURS] [--no-dnssd]
+                      [--json] [--help]
 
           --data DIR        where the identity key and the store live (default: \(Configuration.defaultDataDirectory))
           --name NAME       the name shown beside your messages (a label, not an identity)
@@ -28,6 +31,10 @@ struct CommandLineOptions: Equatable {
           --listen ADDRESS  accept peers on this IPv4 address only (default 0.0.0.0: every interface)
           --peer HOST:PORT  connect to a peer at start (repeatable)
           --network-key S   the passphrase of a private network (default: the public dongne network)
+          --reporter-standing HOURS
+                            count someone's reports in a channel once their first message there reached you
+                            this many hours before (default 24; 0: at once, for a network whose members all
+                            know each other)
           --no-dnssd        do not advertise this node or look for others with DNS-SD (Avahi)
           --json            print every event as one JSON object per line
           --help            show this help
@@ -44,7 +51,8 @@ struct CommandLineOptions: Equatable {
             case "--help", "-h": options.showHelp = true
             case "--json": options.json = true
             case "--no-dnssd": options.discovery = false
-            case "--data", "--name", "--channel", "--region", "--port", "--listen", "--peer", "--network-key":
+            case "--data", "--name", "--channel", "--region", "--port", "--listen", "--peer", "--network-key",
+                "--reporter-standing":
                 guard let value = rest.popFirst(), !value.isEmpty else {
                     return .failure(UsageError(message: "\(argument) needs a value"))
                 }
@@ -73,6 +81,11 @@ struct CommandLineOptions: Equatable {
         case "--peer":
             guard SocketAddress(value) != nil else { return "--peer takes HOST:PORT, e.g. 127.0.0.1:4747" }
             peers.append(value)
+        case "--reporter-standing":
+            guard let hours = Double(value), hours >= 0, hours <= 24 * 365 else {
+                return "--reporter-standing takes a number of hours from 0 to 8760"
+            }
+            reporterStandingHours = hours
         default: networkKey = value
         }
         return nil

@@ -31,6 +31,7 @@ var configuration = Configuration(
     region: options.region, clock: clock, listenPort: options.port, peers: options.peers,
     networkPassphrase: options.networkKey, discovery: options.discovery)
 configuration.listenAddress = options.listenAddress
+configuration.reporterStandingAge = UInt64(options.reporterStandingHours * 3_600_000)
 
 let node: Node
 do { node = try await Node.start(configuration) } catch { fail("\(error)", status: 1) }

@@ -22,6 +22,7 @@ enum Keys {
     static let bob = SigningKey(seed: [UInt8](repeating: 2, count: 32))!
     static let carol = SigningKey(seed: [UInt8](repeating: 3, count: 32))!
     static let dave = SigningKey(seed: [UInt8](repeating: 4, count: 32))!
+    static let erin = SigningKey(seed: [UInt8](repeating: 5, count: 32))!
     static let seoul = try! ChannelName(normalizing: "서울특별시")
 }
 

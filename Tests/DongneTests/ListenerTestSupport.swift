@@ -74,6 +74,8 @@ struct TestNode {
             dataDirectory: directory, displayName: name, region: region, reportThreshold: threshold,
             clock: .stepping(from: 1_764_400_000_000))
         configuration.deferredCommitDelay = deferredCommitDelay
+        // These tests are about what listeners see when reports count; when they count is ReporterStandingTests'.
+        configuration.reporterStandingAge = 0
         return TestNode(node: try await Node.start(configuration), directory: directory)
     }
 

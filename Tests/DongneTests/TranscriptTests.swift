@@ -41,7 +41,11 @@ import DongneTestSupport
             }
         let directory = try await Self.prepareDataDirectory(seeding: seeds)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let arguments = ["--data", directory, "--name", "민지", "--port", "off", "--no-dnssd"] + (name == "json" ? ["--json"] : [])
+        // The moderation transcript's reporters posted moments before they reported: their reports count at once
+        // only where standing takes no time (the default day is tested in ReporterStandingTests).
+        let arguments =
+            ["--data", directory, "--name", "민지", "--port", "off", "--no-dnssd"] + (name == "json" ? ["--json"] : [])
+            + (name == "moderation" ? ["--reporter-standing", "0"] : [])
         let result = try REPLProcess.run(arguments, input: input)
         let expectedURL = Self.folder.appendingPathComponent("\(name).out")
         let actual = result.output.replacingOccurrences(of: directory, with: "DATA")

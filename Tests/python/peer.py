@@ -28,6 +28,7 @@ import nacl.public
 import nacl.signing
 from noise.connection import Keypair, NoiseConnection
 
+import negentropy_ref
 from test_session import DEFAULT_NETWORK_KEY
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -53,6 +54,14 @@ def now_ms() -> int:
 def document_id(document: bytes) -> bytes:
     """The id of a signed document: BLAKE2b-256 of its unsigned bytes (PROTOCOL.md §1.2)."""
     return hashlib.blake2b(PREFIX["documentID"] + document[1:-66], digest_size=32).digest()
+
+
+def sign_document(identity, unsigned):
+    """The signed document of an `unsigned` field map by `identity` (a nacl SigningKey), PROTOCOL.md §1.2."""
+    encoded = cbor2.dumps(unsigned, canonical=True)
+    identifier = hashlib.blake2b(PREFIX["documentID"] + encoded, digest_size=32).digest()
+    signature = identity.sign(PREFIX["signature"] + identifier).signature
+    return cbor2.dumps([unsigned, signature], canonical=True)
 
 
 class Node:
@@ -168,6 +177,13 @@ class Peer:
         self.keep_documents = True
         self.received_count = 0  # documents in the node's batches
         self.received_bytes = 0
+        # Honest reconciliation (PROTOCOL.md §2.5), when start() is asked for it: this peer's set per channel is
+        # the documents it sent there; it answers the node's runs and runs its own (sending `reconciled` at the end).
+        self.reconciling = False
+        self.items = {}  # channel id -> set of (created, document id) this peer sent
+        self.runs = {}  # channel id -> its own Negentropy run as initiator
+        self.reconciled = threading.Event()  # set when this peer sent `reconciled` for every channel it runs
+        self.reconciled_channels = set()
 
     @classmethod
     def dial(cls, port, source=None, host="127.0.0.1", timeout=DEADLINE, **options):
@@ -240,10 +256,7 @@ class Peer:
 
     def sign(self, unsigned):
         """The signed document of an `unsigned` field map (PROTOCOL.md §1.2)."""
-        encoded = cbor2.dumps(unsigned, canonical=True)
-        identifier = hashlib.blake2b(PREFIX["documentID"] + encoded, digest_size=32).digest()
-        signature = self.identity.sign(PREFIX["signature"] + identifier).signature
-        return cbor2.dumps([unsigned, signature], canonical=True)
+        return sign_document(self.identity, unsigned)
 
     def signed_message(self, text, created=None, channel=CHANNEL, name="파이썬"):
         """A text message document in the channel, built from the valid vector's layout; `created` in ms."""
@@ -262,13 +275,18 @@ class Peer:
     def open_session(self, channels=(CHANNEL,)):
         """Handshake, then this peer's `channels`; returns the node's identity key. Call start() next."""
         node_key = self.handshake()
-        self.gossip([2, [channel_id(name) for name in channels]])
+        self.channels = [channel_id(name) for name in channels]
+        self.gossip([2, self.channels])
         return node_key
 
-    def start(self, keepalive=True, acknowledge=True):
+    def start(self, keepalive=True, acknowledge=True, reconcile=False):
         """Reads the node's messages on a thread (acknowledging its batches unless `acknowledge` is false), and
-        keeps the session alive (unless `keepalive` is false)."""
+        keeps the session alive (unless `keepalive` is false). With `reconcile`, it reconciles as an honest node
+        does: it answers the node's reconciliation over the documents it sent, and runs its own for each of its
+        channels, ending with `reconciled` (a node that joined a channel for the first time shows the channel's
+        messages only once a peer said it has sent all it has)."""
         self.acknowledge_batches = acknowledge
+        self.reconciling = reconcile
         self.sock.settimeout(None)
         threading.Thread(target=self._live_read, daemon=True).start()
         if keepalive:
@@ -298,6 +316,10 @@ class Peer:
                     self._acknowledge_received(message[1], read)
                 elif message[0] == 6:
                     self.datagram_route = message
+                elif message[0] == 3 and self.reconciling:
+                    self._reconcile(message)
+                elif message[0] == 2 and self.reconciling:
+                    self._node_channels(message[1])
                 if self.on_message:
                     self.on_message(message)
         except Exception as error:  # noqa: BLE001 - any end of the session ends the reader
@@ -306,6 +328,42 @@ class Peer:
             self.closed.set()
             with self.acknowledgements:
                 self.acknowledgements.notify_all()
+
+    def _node_channels(self, channels):
+        """Starts a run for each channel both ends carry that this session has not reconciled yet (§2.5 *When*);
+        abandons runs of channels the node no longer carries."""
+        for channel in list(self.runs):
+            if channel not in channels:
+                del self.runs[channel]
+        for channel in getattr(self, "channels", []):
+            if channel in channels and channel not in self.runs and channel not in self.reconciled_channels:
+                with self.send_lock:
+                    items = list(self.items.get(channel, ()))
+                run = negentropy_ref.Negentropy(items, negentropy_ref.DONGNE_FRAME_SIZE_LIMIT)
+                self.runs[channel] = run
+                self.gossip([3, channel, True, run.initiate()])
+
+    def _reconcile(self, message):
+        _, channel, from_initiator, payload = message
+        if from_initiator:  # the node's run: answer as its responder, over a set taken afresh
+            with self.send_lock:
+                items = list(self.items.get(channel, ()))
+            responder = negentropy_ref.Negentropy(items, negentropy_ref.DONGNE_FRAME_SIZE_LIMIT)
+            reply, _, _ = responder.reconcile(payload)
+            self.gossip([3, channel, False, reply])
+            return
+        run = self.runs.get(channel)
+        if run is None:
+            return
+        reply, _, _ = run.reconcile(payload)  # this peer offers nothing: what it has it sent in batches already
+        if reply is None:
+            del self.runs[channel]
+            self.reconciled_channels.add(channel)
+            self.gossip([5, channel])
+            if not self.runs:
+                self.reconciled.set()
+        else:
+            self.gossip([3, channel, True, reply])
 
     def _acknowledge_received(self, sequences, read):
         if not sequences:
@@ -325,7 +383,15 @@ class Peer:
 
     def send_batch(self, documents):
         """Sends one batch of documents; its sequence number."""
+        items = []
+        if self.reconciling:
+            for document in documents:
+                unsigned = cbor2.loads(document)[0]
+                if 4 in unsigned:
+                    items.append((unsigned[4], (unsigned[3], document_id(document))))
         with self.send_lock:
+            for channel, item in items:
+                self.items.setdefault(channel, set()).add(item)
             self.sequence += 1
             sequence = self.sequence
             self.send_frame(self.noise.encrypt(b"\x01" + cbor2.dumps([0, sequence, [], list(documents)],
@@ -351,8 +417,9 @@ class Peer:
             pass
 
 
-def dial_live(port, source=None, attempts=1, pauses=(1, 2, 4), until=None, **options):
-    """A live session with the node from `source`: (peer, tries). Dials again after a refused or failed handshake
+def dial_live(port, source=None, attempts=1, pauses=(1, 2, 4), until=None, reconcile=True, **options):
+    """A live session with the node from `source`, reconciling as an honest peer does unless `reconcile` is
+    false: (peer, tries). Dials again after a refused or failed handshake
     up to `attempts` times in all, pausing as a node's redial does (1 s, doubling to 4 s), never past `until`
     (a monotonic time). Raises the last error when no attempt succeeded."""
     error = None
@@ -363,7 +430,7 @@ def dial_live(port, source=None, attempts=1, pauses=(1, 2, 4), until=None, **opt
         try:
             peer = Peer.dial(port, source=source, timeout=5, **options)
             peer.open_session()
-            return peer.start(), attempt + 1
+            return peer.start(reconcile=reconcile), attempt + 1
         except (OSError, AssertionError, ValueError, Exception) as failure:  # noqa: BLE001
             error = failure
             if peer:
@@ -414,5 +481,7 @@ def measure_delivery(node, peer, label, count=40, gap=0.05, settle=10.0):
         "p50_ms": percentile(delays, 0.50),
         "p99_ms": percentile(delays, 0.99),
         "max_ms": max(delays) if delays else None,
+        "delays_ms": [round((node.texts[text] - when) * 1000, 1) if text in node.texts else None
+                      for text, when in sent.items()],
         "texts": list(sent),
     }

@@ -102,7 +102,10 @@ import DongneTestSupport
         defer { a.stop() }
         a.type("/join 경기도")
         #expect(await a.waitFor { $0["text"] as? String == "글 29" })
-        let b = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(try await a.listeningPort())"])
+        // A late joiner: the reporters' posts reach it now, so with the default day of standing their reports
+        // would count only tomorrow (PROTOCOL.md §1.11). This test is about the page it shows once they count.
+        let b = try NodeProcess(
+            name: "준호", extra: ["--peer", "127.0.0.1:\(try await a.listeningPort())", "--reporter-standing", "0"])
         defer { b.stop() }
         #expect(await b.waitFor { $0["event"] as? String == "peer-joined" })
         let mark = b.lines.count
