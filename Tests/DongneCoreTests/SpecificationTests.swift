@@ -29,8 +29,28 @@ import Testing
                 "minimumSealedBytes": UInt64(DocumentLimits.minimumSealedBytes),
                 "maximumSealedBytes": UInt64(DocumentLimits.maximumSealedBytes),
                 "maximumCreated": DocumentLimits.maximumCreated,
+                "maximumClockSkew": DocumentLimits.maximumClockSkew,
                 "maximumDepth": UInt64(CBORDecoder.maximumDepth),
             ])
+    }
+
+    @Test func theHostBudgetsInTheSpecificationAreTheCoresDefaults() {
+        let settings = PeerInstance.Settings()
+        let rows = [
+            "| connections in their handshake | \(settings.maximumHandshaking) in all, \(settings.maximumHandshakingPerHost) per host |",
+            "| handshake deadline | \(settings.handshakeDeadline / 1_000) s |",
+            "| new connections per host | \(Int(settings.hostConnectionBurst)) at once, then \(Int(settings.hostConnectionsPerSecond)) per second; a connection that ends before its handshake is done costs \(settings.failedHandshakeCost) more |",
+            "| sessions | \(settings.maximumSessions) in all",
+            "\(settings.maximumSessionsPerHost) per host |",
+            "| malformed message | costs its host \(settings.malformedCost) refusals |",
+            "| `reconcile` from an initiator | \(Int(settings.hostReconcileBurst)) at once, then \(Int(settings.hostReconcilesPerSecond)) per second, per host |",
+            "| `request` | \(Int(settings.hostRequestBurst)) at once, then \(Int(settings.hostRequestsPerSecond)) per second, per host; ignored while the session holds \(settings.maximumRequestedUnacknowledged) documents or more unacknowledged |",
+            "| messages over a budget | 1,000 per session |",
+            "| remembered hosts | 4,096 |",
+        ]
+        for row in rows { #expect(Self.specification.contains(row), "\(row)") }
+        #expect(settings.overBudgetLimit == 1_000 && settings.maximumRememberedHosts == 4_096)
+        #expect(settings.refusalNoticeInterval == 10_000 && settings.hostRefusalsForgivenPerSecond == 1)
     }
 
     @Test func thePrefixesInTheSpecificationAreTheCodes() {
