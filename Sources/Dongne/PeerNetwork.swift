@@ -515,7 +515,7 @@ actor PeerNetwork {
                 case .success: .stored
                 case .failure(.invalid): .invalid
                 case .failure(.store): .storeFailed
-                case .failure(.early): .early
+                case .failure(.early), .failure(.unknownKindBudgetSpent): .declined
                 }
             return PeerInstance.Admission(document.id, from: from, outcome)
         }

@@ -9,6 +9,9 @@ public enum IngestError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The document is dated after the latest time the caller accepts (``DocumentLimits/maximumClockSkew``
     /// ahead of its clock): not stored now, and acceptable once that time comes.
     case early(created: UInt64, latest: UInt64)
+    /// The document is of a kind this version does not know, and the budget for those is spent
+    /// (`UnknownKindBudget`): not stored now, acceptable later.
+    case unknownKindBudgetSpent
 
     /// One line for people.
     public var description: String {
@@ -16,6 +19,7 @@ public enum IngestError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalid(let error): "invalid document: \(error)"
         case .store(let error): "\(error)"
         case .early(let created, let latest): "dated \(created - latest) ms past the latest time accepted"
+        case .unknownKindBudgetSpent: "of an unknown kind, beyond the budget for those"
         }
     }
 }
@@ -110,6 +114,9 @@ extension Store {
             do {
                 if let copy = try document(unverified.id) { return .success((copy, .duplicate)) }
             } catch { return .failure(.store(error)) }
+        }
+        if case .unknown = unverified.body, !unknownKinds.take(unverified.bytes.count) {
+            return .failure(.unknownKindBudgetSpent)
         }
         let document: Document
         do { document = try unverified.verified() } catch { return .failure(.invalid(error)) }

@@ -27,6 +27,8 @@ public final class Store: Sendable {
     let known: KnownDocuments
     /// The reconciled channels' items, kept up to date as documents commit.
     let reconciliationCache = ReconciliationItems()
+    /// How many bytes of unknown kinds this store still accepts.
+    let unknownKinds = UnknownKindBudget()
     /// When a reporter's reports count here.
     let reporterStanding: ReporterStanding
     /// The cutoff of the last ``recountMaturedReports()``: posters with standing by then are counted.

@@ -465,11 +465,12 @@ def measure_delivery(node, peer, label, count=40, gap=0.05, settle=10.0):
             time.sleep(pause)
         text = f"{label} {index} {os.urandom(4).hex()}"
         document = peer.signed_message(text)
+        began = time.monotonic()  # before the send, so that a delay is never negative
         try:
             peer.send_batch([document])
         except OSError:
             break
-        sent[text] = time.monotonic()
+        sent[text] = began
     end = time.monotonic() + settle
     while time.monotonic() < end and not all(text in node.texts for text in sent):
         time.sleep(0.02)

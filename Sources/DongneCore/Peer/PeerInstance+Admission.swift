@@ -73,7 +73,7 @@ extension PeerInstance {
                 followGossip(gossip.handle(.refused(admission.id)))
                 refuse(1, from: admission.from)
             case .storeFailed: followGossip(gossip.handle(.storeFailed(admission.id)))
-            case .early: followGossip(gossip.handle(.refused(admission.id)))
+            case .declined: followGossip(gossip.handle(.refused(admission.id)))
             }
         }
     }

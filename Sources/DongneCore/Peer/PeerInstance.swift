@@ -116,10 +116,10 @@ public struct PeerInstance: Sendable {
             case invalid
             /// The store failed (its disk is full, say): its sender sends it again later.
             case storeFailed
-            /// It is dated too far ahead of this node's clock (``DocumentLimits/maximumClockSkew``): not accepted
-            /// now, not held against its sender, and acceptable once its time comes (reconciliation offers it
-            /// again).
-            case early
+            /// Not accepted now, and not held against its sender: dated too far ahead of this node's clock
+            /// (``DocumentLimits/maximumClockSkew``), or of an unknown kind beyond the budget for those. It is
+            /// acknowledged, not forwarded, and acceptable later (reconciliation offers it again).
+            case declined
         }
 
         /// The document.
