@@ -365,8 +365,12 @@ actor PeerNetwork {
     private func openDatagramSocket(port: UInt16) {
         guard datagramSocket == nil, !stopped else { return }
         // Read on this actor's own loop, whose thread then handles the datagram at once.
+        // A datagram for no session (a flood of random ones, say) is dropped before it becomes an event: the
+        // core's every event costs more than this look-up.
         let receive: @Sendable ([UInt8], SocketAddress) -> Void = { [weak self] bytes, _ in
-            self?.assumeIsolated { $0.handle(.datagram(bytes)) }
+            self?.assumeIsolated { network in
+                if network.core.mayHoldSession(forDatagram: bytes) { network.handle(.datagram(bytes)) }
+            }
         }
         datagramSocket =
             (try? UDPSocket(host: datagramHost, port: port, loop: loop, onReceive: receive))

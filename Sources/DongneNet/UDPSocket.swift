@@ -12,6 +12,8 @@ public final class UDPSocket: Sendable {
     /// Datagrams read at most each time the socket is found readable, so that the loop's other work is not
     /// starved by a flood (the rest waits in the socket for the next turn).
     static let datagramsPerTurn = 64
+    /// The receive buffer asked for.
+    static let receiveBufferBytes: Int32 = 4 << 20
 
     /// Where it is bound.
     public let address: SocketAddress
@@ -48,6 +50,10 @@ public final class UDPSocket: Sendable {
             Glibc.close(descriptor)
             throw error
         }
+        // A larger receive buffer (the kernel caps it at net.core.rmem_max) rides out a burst of junk without
+        // dropping the honest datagrams behind it.
+        var bufferBytes: Int32 = Self.receiveBufferBytes
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
         self.descriptor = descriptor
         self.onReceive = onReceive
         self.loop.watch(descriptor) { [weak self] in self?.receiveAvailable() }

@@ -437,6 +437,18 @@ import Testing
         #expect(b.sessions.first?.datagramsDropped == 1)
     }
 
+    @Test func aDatagramForNoSessionIsToldApartBeforeItBecomesAnEvent() throws {
+        var (a, b, _, _) = Self.datagramPair()
+        let document = Self.document(by: Self.sorted[1], "udp")
+        let published = a.handle(.published(GossipDocument(id: document.id, bytes: document.bytes), channel: Self.channel), now: 10)
+        let datagram = try #require(published.compactMap { if case .sendDatagrams(let list) = $0 { list.first } else { nil } }.first)
+        #expect(b.mayHoldSession(forDatagram: datagram.bytes))
+        var random = SplitMix64(seed: 99)
+        let junk = (0..<1_000).map { _ in (0..<64).map { _ in UInt8.random(in: 0...255, using: &random) } }
+        #expect(junk.filter(b.mayHoldSession(forDatagram:)).isEmpty, "a UDP flood of random bytes costs a look-up each")
+        #expect(!b.mayHoldSession(forDatagram: [1, 2]))
+    }
+
     @Test func aDatagramOfALaterVersionsTypeIsIgnoredAndAnythingElseButABatchEndsTheSession() throws {
         var (a, b, _, indexOfB) = Self.datagramPair()
         // A seals what it likes to B with the session's own keys (A's channel, as the core would).

@@ -39,6 +39,13 @@ extension PeerInstance {
         if !sealed.isEmpty { output.append(.sendDatagrams(sealed)) }
     }
 
+    /// Whether a received datagram names a session this node numbered: the cheapest check, which a shell may
+    /// make before handing the datagram over as an event.
+    public func mayHoldSession(forDatagram bytes: [UInt8]) -> Bool {
+        guard let index = DatagramChannel.receiverIndex(of: bytes) else { return false }
+        return datagramSessions[index] != nil
+    }
+
     /// Cheap checks (index, size, replay window, MAC) before anything reads it; a datagram that opens must hold
     /// a batch, which then takes the same path as one from the session. One of a later version's type is
     /// ignored and counted, as over the session.
