@@ -14,11 +14,12 @@ protocol Console: Sendable {
 /// Output to standard output, line by line: for pipes, files and `--json`.
 ///
 /// Lines go through a queue to a writer thread of their own, so that a reader who stops reading (a paused
-/// pager) blocks that thread only, never the node's listener executor, which writes here from callbacks.
+/// pager) blocks that thread only, never the node's listener executor, which writes here from callbacks; the
+/// queue is bounded (``PendingLines``).
 final class StreamConsole: Console, @unchecked Sendable {
     private let json: Bool
     private let condition = NSCondition()
-    private var queue: [String] = []
+    private var queue = PendingLines<String>()
     private var writing = false
 
     init(json: Bool) {
@@ -31,10 +32,12 @@ final class StreamConsole: Console, @unchecked Sendable {
 
     func write(_ line: ConsoleLine) {
         condition.withLock {
-            queue.append((json ? line.json : line.text) + "\n")
+            queue.append(format(line))
             condition.broadcast()
         }
     }
+
+    private func format(_ line: ConsoleLine) -> String { (json ? line.json : line.text) + "\n" }
 
     func setPrompt(_ prompt: String) {}
 
@@ -48,11 +51,9 @@ final class StreamConsole: Console, @unchecked Sendable {
         while true {
             let batch: [String] = condition.withLock {
                 while queue.isEmpty { condition.wait() }
-                defer {
-                    queue.removeAll()
-                    writing = true
-                }
-                return queue
+                writing = true
+                let (lines, dropped) = queue.take()
+                return dropped == 0 ? lines : [format(.dropped(dropped))] + lines
             }
             FileHandle.standardOutput.write(Data(batch.joined().utf8))
             condition.withLock {

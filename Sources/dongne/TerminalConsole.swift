@@ -17,7 +17,7 @@ import DongneSystem
 /// terminating zero through the stale pointer — from about 3,070 bytes of ASCII or 340 Hangul syllables on.)
 final class TerminalConsole: Console, Sendable {
     private struct Shared {
-        var pending: [ConsoleLine] = []
+        var pending = PendingLines<ConsoleLine>()
         var prompt = "> "
         var stopping = false
     }
@@ -129,8 +129,8 @@ final class TerminalConsole: Console, Sendable {
         var drained = [UInt8](repeating: 0, count: 256)
         while read(wake.read, &drained, drained.count) > 0 {}
         return shared.withLock { shared in
-            defer { shared.pending.removeAll() }
-            return shared.pending
+            let (lines, dropped) = shared.pending.take()
+            return dropped == 0 ? lines : [.dropped(dropped)] + lines
         }
     }
 

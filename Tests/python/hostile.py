@@ -238,7 +238,7 @@ def attack_trickle(port, seconds=15.0, hosts=20, per_host=10, every=2.0):
     }
 
 
-def attack_descriptors(port, seconds=15.0, hosts=60, per_host=10, connects=6000, reopen_pause=0.5):
+def attack_descriptors(port, seconds=15.0, hosts=60, per_host=10, connects=20000, reopen_pause=0.5):
     """`hosts` × `per_host` connections from 127.0.2.1… held open, saying nothing; one the node closes is opened
     again `reopen_pause` seconds later, at most `connects` in all."""
     ready()
