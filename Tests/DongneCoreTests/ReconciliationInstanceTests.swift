@@ -50,6 +50,17 @@ import Testing
         }
     }
 
+    @Test func aReconciledFromAPeerThatNeverReconciledTheChannelWithUsIsIgnored() {
+        var end = ReconciliationInstance()
+        let peer = PeerID(1)
+        #expect(end.handle(.received(.reconciled(Self.channel), from: peer)).isEmpty, "anyone could claim it")
+        _ = end.handle(.received(.reconcile(channel: Self.channel, fromInitiator: true, payload: [0x61]), from: peer))
+        var responder = Negentropy(items: [], frameSizeLimit: ReconciliationInstance.frameSizeLimit)
+        let opening = responder.initiate()
+        _ = end.handle(.itemsLoaded(Self.channel, for: peer, answering: opening, items: []))
+        #expect(end.handle(.received(.reconciled(Self.channel), from: peer)) == [.reconciled(Self.channel)])
+    }
+
     @Test func eachEndOffersExactlyWhatTheOtherLacksAndBothSeeTheChannelReconciled() {
         var pair = Pair(stores: [Self.items(0..<700), Self.items(500..<1_200)])
         for end in 0..<2 {

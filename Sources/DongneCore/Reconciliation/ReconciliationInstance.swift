@@ -74,6 +74,9 @@ public struct ReconciliationInstance: Sendable {
     private var theirChannels: [PeerID: Set<ChannelID>] = [:]
     /// The channels reconciled (or being reconciled) with each peer during its session.
     private var begun: [PeerID: Set<ChannelID>] = [:]
+    /// The channels each peer has reconciled with this node as initiator during its session: only for those may
+    /// it say `reconciled` (anyone else's would mark a channel caught up that is not).
+    private var answered: [PeerID: Set<ChannelID>] = [:]
 
     /// No reconciliations yet.
     public init() {}
@@ -119,6 +122,7 @@ public struct ReconciliationInstance: Sendable {
             owedReconciled[peer] = nil
             theirChannels[peer] = nil
             begun[peer] = nil
+            answered[peer] = nil
             return []
         }
     }
@@ -155,7 +159,7 @@ public struct ReconciliationInstance: Sendable {
         case .request(let ids):
             return ids.isEmpty || ids.count > Self.chunk ? [] : [.offer(ids, to: peer)]
         case .reconciled(let channel):
-            return [.reconciled(channel)]
+            return answered[peer]?.contains(channel) == true ? [.reconciled(channel)] : []
         case .batch, .acknowledge, .channels, .datagrams:
             return []
         }
@@ -174,6 +178,7 @@ public struct ReconciliationInstance: Sendable {
         guard let reply = try? negentropy.reconcile(payload).reply else {
             return [.disconnect(peer, reason: "malformed reconciliation")]
         }
+        answered[peer, default: []].insert(channel)
         return [.send(.reconcile(channel: channel, fromInitiator: false, payload: reply), to: peer)]
     }
 
