@@ -13,6 +13,8 @@ let package = Package(
     name: "dongne",
     products: [
         .library(name: "Dongne", targets: ["Dongne"]),
+        // The protocol alone (documents, sessions, the pure cores): what the fuzz harnesses in Fuzz/ build on.
+        .library(name: "DongneCore", targets: ["DongneCore"]),
         .executable(name: "dongne", targets: ["dongne"]),
         .executable(name: "dongne-bench", targets: ["dongne-bench"]),
         .executable(name: "change-feed", targets: ["change-feed"]),
