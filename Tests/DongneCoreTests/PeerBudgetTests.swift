@@ -40,15 +40,30 @@ import Testing
         var core = Fixture.core()
         for id in 1...8 { #expect(Fixture.closes(Self.opened(&core, UInt64(id))).isEmpty) }
         #expect(Fixture.closes(Self.opened(&core, 9)) == [PeerID(9)], "a ninth from the same host")
-        for id in 10...33 {
-            #expect(Fixture.closes(Self.opened(&core, UInt64(id), from: "10.1.0.\(id)")).isEmpty)
+        for id in 10...41 {
+            _ = Self.opened(&core, UInt64(id), from: "10.1.0.\(id)")
         }
-        let full = Self.opened(&core, 34, from: "10.2.0.1")
-        #expect(Fixture.closes(full) == [PeerID(34)], "a thirty-third from anywhere")
+        // Thirty-two places, the attacker's eight among them: each newcomer took the place of the attacker's
+        // oldest handshake, until every host held one.
+        let full = Self.opened(&core, 42, from: "10.2.0.1")
+        #expect(Fixture.closes(full) == [PeerID(42)], "a thirty-third when every host holds one")
         #expect(Self.refusals(full) == ["too many connections in their handshake"])
         // Dialling is this node's own choice, and is never refused.
-        let dialled = core.handle(.opened(PeerID(35), remote: Fixture.address, dialled: Fixture.address), now: 0)
+        let dialled = core.handle(.opened(PeerID(43), remote: Fixture.address, dialled: Fixture.address), now: 0)
         #expect(Fixture.closes(dialled).isEmpty)
+    }
+
+    @Test func hostsThatHoldHandshakesOpenCannotShutOutANewPeer() {
+        var core = Fixture.core()
+        // Four hosts hold eight places each: all 32.
+        for host in 0..<4 {
+            for n in 0..<8 { _ = Self.opened(&core, UInt64(host * 8 + n + 1), from: "10.3.0.\(host)", at: UInt64(n)) }
+        }
+        let newcomer = Self.opened(&core, 100, from: "10.0.0.50", at: 10)
+        #expect(Fixture.closes(newcomer).count == 1, "one hoarded place is given up")
+        #expect(!Fixture.closes(newcomer).contains(PeerID(100)))
+        let established = core.handle(.established(PeerID(100), peer: Self.key(100).publicKey, handshakeHash: [9]), now: 11)
+        #expect(Fixture.closes(established).isEmpty)
     }
 
     @Test func aHostOpensSixteenConnectionsAtOnceThenTwoASecond() {
@@ -186,14 +201,15 @@ import Testing
         var core = Fixture.core()
         _ = Self.establish(&core, 1, from: Self.attacker, with: Self.key(1))
         _ = core.handle(Fixture.message(.channels([Fixture.channel]), on: 1), now: 1)
-        let documents = (0..<300).map { Fixture.document(by: Fixture.sorted[1], "\($0)") }
-        let first = Array(documents.prefix(200))
+        let documents = (0..<400).map { Fixture.document(by: Fixture.sorted[1], "\($0)") }
+        let first = Array(documents.prefix(255))
         #expect(core.handle(Fixture.message(.request(first.map(\.id)), on: 1), now: 2) == [.loadDocuments(first.map(\.id), for: PeerID(1))])
         _ = core.handle(.documentsLoaded(first.map { GossipDocument(id: $0.id, bytes: $0.bytes) }, for: PeerID(1)), now: 3)
-        let more = Array(documents.suffix(100))
-        let ignored = core.handle(Fixture.message(.request(more.map(\.id)), on: 1), now: 4)
-        #expect(!ignored.contains { if case .loadDocuments = $0 { true } else { false } }, "200 held + 100 > 256")
-        let few = Array(more.prefix(50))
-        #expect(core.handle(Fixture.message(.request(few.map(\.id)), on: 1), now: 5) == [.loadDocuments(few.map(\.id), for: PeerID(1))])
+        let more = Array(documents[255..<355])
+        #expect(core.handle(Fixture.message(.request(more.map(\.id)), on: 1), now: 4) == [.loadDocuments(more.map(\.id), for: PeerID(1))], "255 held: under 256")
+        _ = core.handle(.documentsLoaded(more.map { GossipDocument(id: $0.id, bytes: $0.bytes) }, for: PeerID(1)), now: 5)
+        let last = Array(documents.suffix(45))
+        let ignored = core.handle(Fixture.message(.request(last.map(\.id)), on: 1), now: 6)
+        #expect(!ignored.contains { if case .loadDocuments = $0 { true } else { false } }, "355 held, never acknowledged")
     }
 }

@@ -37,7 +37,7 @@ import Testing
     @Test func theHostBudgetsInTheSpecificationAreTheCoresDefaults() {
         let settings = PeerInstance.Settings()
         let rows = [
-            "| connections in their handshake | \(settings.maximumHandshaking) in all, \(settings.maximumHandshakingPerHost) per host |",
+            "| connections in their handshake | \(settings.maximumHandshaking) in all, \(settings.maximumHandshakingPerHost) per host | a connection beyond the host's \(settings.maximumHandshakingPerHost) ",
             "| handshake deadline | \(settings.handshakeDeadline / 1_000) s |",
             "| new connections per host | \(Int(settings.hostConnectionBurst)) at once, then \(Int(settings.hostConnectionsPerSecond)) per second; a connection that ends before its handshake is done costs \(settings.failedHandshakeCost) more |",
             "| sessions | \(settings.maximumSessions) in all",

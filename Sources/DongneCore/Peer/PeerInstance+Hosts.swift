@@ -8,13 +8,30 @@ extension PeerInstance {
         standing.lastSeen = now
         defer { remember(host, standing) }
         if standing.isIgnored(at: now) { return "ignored for a while: too many refusals from this host" }
-        let handshaking = links.values.filter { $0.peer == nil }
-        if handshaking.count >= settings.maximumHandshaking { return "too many connections in their handshake" }
-        if handshaking.count(where: { $0.remote.host == host }) >= settings.maximumHandshakingPerHost {
+        let handshaking = links.filter { $0.value.peer == nil && !$0.value.isOutbound }
+        let ours = handshaking.count { $0.value.remote.host == host }
+        if ours >= settings.maximumHandshakingPerHost {
             return "too many connections from this host in their handshake"
         }
         if !standing.connections.take(1, now: now) { return "too many new connections from this host" }
+        if handshaking.count >= settings.maximumHandshaking && !evictHandshake(among: handshaking, forHostWith: ours) {
+            return "too many connections in their handshake"
+        }
         return nil
+    }
+
+    /// Makes room for a connection from a host with `ours` connections in their handshake when all the places
+    /// are taken: the oldest handshake of the host holding the most closes, if that host holds more than the
+    /// newcomer's would. Hosts that hold places open cannot shut out a new peer, which needs one place for a
+    /// few milliseconds; whether room was made.
+    private mutating func evictHandshake(among handshaking: [PeerID: PeerLink], forHostWith ours: Int) -> Bool {
+        let byHost = Dictionary(grouping: handshaking, by: { $0.value.remote.host })
+        guard let (_, busiest) = byHost.max(by: { ($0.value.count, $1.key) < ($1.value.count, $0.key) }),
+            busiest.count > ours + 1,
+            let oldest = busiest.min(by: { ($0.value.openedAt, $0.key) < ($1.value.openedAt, $1.key) })
+        else { return false }
+        close(oldest.key, "its place went to a newer peer: too many connections in their handshake")
+        return true
     }
 
     /// Why a session another host opened must close once its peer is known, or nil when it may go on.

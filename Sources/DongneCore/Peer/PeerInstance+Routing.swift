@@ -14,8 +14,9 @@ extension PeerInstance {
             follow(reconciliation.handle(.received(message, from: id)))
         case .request(let ids):
             // Each makes this node read documents and hold them until acknowledged: bounded both ways.
-            let held = gossip.unacknowledgedCount(for: id) + ids.count
-            guard held <= settings.maximumRequestedUnacknowledged else { return ignoreOverBudget(on: id) }
+            guard gossip.unacknowledgedCount(for: id) < settings.maximumRequestedUnacknowledged else {
+                return ignoreOverBudget(on: id)
+            }
             guard withinBudget(\.requests, on: id) else { return }
             follow(reconciliation.handle(.received(message, from: id)))
         case .reconcile, .reconciled:
