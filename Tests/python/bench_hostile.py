@@ -3,8 +3,8 @@
     scripts/bench-hostile [--build] [--runs N] [--binary PATH] [--json FILE] [SCENARIO ...]
 
 Each scenario runs in a private network namespace (`unshare -n`), against a copy of the node binary made once at
-the start: .build/release/dongne when it exists, else .build/debug/dongne (`--build` first runs
-`swift build -c release --product dongne`; `--binary` names another). Every run starts with `quiet`, the
+the start: .build/release/dongne, built first (`swift build -c release --product dongne`), or the one
+`--binary` names (with `--build`, the release build runs anyway). Every run starts with `quiet`, the
 baseline the ratio column divides by: honest p99 under attack / quiet p99 of the same run.
 """
 
@@ -19,7 +19,8 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HOSTILE = pathlib.Path(__file__).resolve().parent / "hostile.py"
-SCENARIOS = ["quiet", "junk", "trickle", "descriptors", "udp", "reconcile", "request", "future", "sybil"]
+SCENARIOS = ["quiet", "junk", "trickle", "descriptors", "udp", "reconcile", "request", "future", "sybil",
+             "sybil-text"]
 TIMEOUT = 90
 
 
@@ -50,6 +51,8 @@ def note(result):
                 f"new peer waited {late.get('seconds')} s")
     if name == "descriptors":
         session = result.get("honest_session", {})
+        if not session.get("connected"):
+            return f"honest peer got NO session in {session.get('seconds')} s of dialling"
         return f"honest session after {session.get('seconds')} s, {session.get('tries')} tries"
     if name == "udp":
         return f"{attack.get('datagrams')} datagrams at {attack.get('per_second')}/s"
@@ -60,8 +63,9 @@ def note(result):
                 f"MiB")
     if name == "future":
         return f"/history: {result.get('history_future')} future, {result.get('history_honest')}/5 honest"
-    if name == "sybil":
-        return f"{attack.get('sessions')} ids, {attack.get('mib_acknowledged')} MiB stored"
+    if name in ("sybil", "sybil-text"):
+        return (f"{attack.get('sessions')} ids, {attack.get('mib_acknowledged')} MiB acked, "
+                f"{attack.get('honest_received_documents')} relayed to honest")
     return ""
 
 
@@ -98,12 +102,12 @@ def main():
     unknown = [name for name in options.scenarios if name not in SCENARIOS]
     if unknown:
         sys.exit(f"bench-hostile: unknown scenarios {unknown}; known: {' '.join(SCENARIOS)}")
-    if options.build:
+    # The release build of the working tree, unless a binary is named: a stale one would measure old code.
+    if options.build or not options.binary:
         subprocess.run(["swift", "build", "-c", "release", "--product", "dongne"], cwd=ROOT, check=True)
-    source = pathlib.Path(options.binary) if options.binary else next(
-        (path for path in (ROOT / ".build/release/dongne", ROOT / ".build/debug/dongne") if path.exists()), None)
-    if source is None or not source.exists():
-        sys.exit("bench-hostile: no dongne binary: build one (swift build) or pass --build")
+    source = pathlib.Path(options.binary) if options.binary else ROOT / ".build/release/dongne"
+    if not source.exists():
+        sys.exit(f"bench-hostile: no dongne binary at {source}")
     directory = tempfile.mkdtemp(prefix="dongne-bench-hostile-")
     try:
         binary = pathlib.Path(directory) / "dongne"

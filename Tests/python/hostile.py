@@ -2,9 +2,11 @@
 
     unshare -n -- .build/python/bin/python Tests/python/hostile.py SCENARIO [--binary PATH]
 
-Run it only inside a private network namespace (it refuses to run in the namespace of process 1): it brings `lo`
-up, starts one node (`dongne --port 0 --no-dnssd --json --channel 서울특별시`), connects an honest peer from
-127.0.0.1 (its own identity, over its own session), runs the attack from other loopback addresses in a child
+Run it only inside a private network namespace (it refuses to run where any interface but `lo` exists): it brings
+`lo` up, starts one node (`dongne --port 0 --no-dnssd --json --channel 서울특별시`), connects an honest peer from
+127.0.0.1 (its own identity, over its own session; it reconciles as an honest node does, since a node that joined
+a channel for the first time shows its messages only once a peer said it has sent all it has), runs the attack
+from other loopback addresses in a child
 process (so the attacker never takes the measuring process's interpreter), and meanwhile has the honest peer send
 40 messages 50 ms apart. A message's delay is the time the node's JSON `message` line for it was read minus the
 time it was sent. It prints ONE JSON object on stdout:
@@ -17,8 +19,9 @@ time it was sent. It prints ONE JSON object on stdout:
 Every loop that sends is bounded in count and in time; nothing is multicast; every process started here is
 ended here, by its own handle, and the node's data directory is removed, also on failure.
 
-Scenarios: quiet, junk, trickle, descriptors, udp, reconcile, request, future, sybil (see SCENARIOS below and
-Tests/python/test_hostile.py for what each must show).
+Scenarios (each scenario_* below says what it does; Tests/python/test_hostile.py says what each must show):
+quiet (no attacker: the baseline), junk, trickle, descriptors, udp, reconcile, request, future, sybil, and
+sybil-text (sybil with ordinary text messages).
 """
 
 import argparse
@@ -239,14 +242,15 @@ def attack_trickle(port, seconds=15.0, hosts=20, per_host=10, every=2.0):
 
 
 def attack_descriptors(port, seconds=15.0, hosts=60, per_host=10, connects=20000, reopen_pause=0.5):
-    """`hosts` × `per_host` connections from 127.0.2.1… held open, saying nothing; one the node closes is opened
-    again `reopen_pause` seconds later, at most `connects` in all."""
+    """`hosts` × `per_host` connections from 127.0.2.1… held open, saying nothing, at most `connects` in all. One
+    the node closes at once (refused) is opened again `reopen_pause` seconds later; one the node had taken in
+    (held a second or more: it had a handshake slot) is opened again at once, to take the slot back."""
     ready()
     start = time.monotonic()
     selector = selectors.DefaultSelector()
-    slots = [{"source": f"127.0.2.{index % hosts + 1}", "sock": None, "closed": 0.0}
+    slots = [{"source": f"127.0.2.{index % hosts + 1}", "sock": None, "closed": 0.0, "opened": 0.0, "held": 0.0}
              for index in range(hosts * per_host)]
-    made = errors = closed_by_node = 0
+    made = errors = closed_by_node = held_closed = 0
     peak_open = 0
 
     def open_slot(slot):
@@ -263,15 +267,18 @@ def attack_descriptors(port, seconds=15.0, hosts=60, per_host=10, connects=20000
             return
         made += 1
         slot["sock"] = sock
+        slot["opened"] = time.monotonic()
         selector.register(sock, selectors.EVENT_READ, slot)
 
     def close_slot(slot):
-        nonlocal closed_by_node
+        nonlocal closed_by_node, held_closed
         selector.unregister(slot["sock"])
         slot["sock"].close()
         slot["sock"] = None
         slot["closed"] = time.monotonic()
+        slot["held"] = slot["closed"] - slot["opened"]
         closed_by_node += 1
+        held_closed += slot["held"] >= 1.0
 
     for slot in slots:
         open_slot(slot)
@@ -287,13 +294,15 @@ def attack_descriptors(port, seconds=15.0, hosts=60, per_host=10, connects=20000
                 close_slot(slot)
         now = time.monotonic()
         for slot in slots:
-            if slot["sock"] is None and made < connects and now - slot["closed"] >= reopen_pause:
+            pause = 0.0 if slot["held"] >= 1.0 else reopen_pause
+            if slot["sock"] is None and made < connects and now - slot["closed"] >= pause:
                 open_slot(slot)
         peak_open = max(peak_open, sum(1 for slot in slots if slot["sock"] is not None))
     for slot in slots:
         if slot["sock"] is not None:
             slot["sock"].close()
-    return {"connects": made, "errors": errors, "closed_by_node": closed_by_node, "peak_open": peak_open,
+    return {"connects": made, "errors": errors, "closed_by_node": closed_by_node, "held_then_closed": held_closed,
+            "peak_open": peak_open,
             "seconds": round(time.monotonic() - start, 2)}
 
 
@@ -649,8 +658,21 @@ class Harness:
         result["disk_before"] = self.disk_before
         result["disk_after"] = disk_after
         result["disk_growth"] = disk_after - self.disk_before if self.disk_before is not None else None
+        result["disk_files"] = {}  # most of a growth is the WAL: checkpointed every 16,384 pages, never truncated
+        for directory, _, files in os.walk(node.directory):
+            for name in files:
+                path = os.path.join(directory, name)
+                try:
+                    result["disk_files"][os.path.relpath(path, node.directory)] = os.lstat(path).st_size
+                except OSError:
+                    pass
         result["refused_lines"] = sum(1 for _, line in list(node.timed)
                                       if str(line.get("event", "")).startswith("peer-refused"))
+        result["honest_host_refusals"] = [
+            {key: line.get(key) for key in ("event", "address", "host", "count", "reason") if key in line}
+            for _, line in list(node.timed)
+            if str(line.get("event", "")).startswith("peer-refused")
+            and (line.get("host") == HONEST_SOURCE or str(line.get("address", "")).startswith(HONEST_SOURCE + ":"))][:5]
         result["node_lines"] = len(node.timed)
         return result
 
@@ -733,8 +755,9 @@ def scenario_trickle(harness):
 
 
 def scenario_descriptors(harness):
-    """The node runs under `prlimit --nofile=256:256`; the honest peer dials only once the attack holds its
-    connections, as a node that comes along then would, redialling as a node does."""
+    """The node runs under `prlimit --nofile=256:256` while 60 hosts hold 600 idle connections open (taking back
+    at once any handshake slot the node frees); the honest peer dials only once the attack holds them, as a node
+    that comes along then would, and again every second while it is refused."""
     harness.mark_attack()
     handle = harness.start_attack("descriptors", port=harness.port)
     time.sleep(2.0)
@@ -843,7 +866,19 @@ def scenario_sybil(harness):
     return {"honest": delivery, "attack": attack}
 
 
-SCENARIOS = {name[len("scenario_"):]: value for name, value in globals().items() if name.startswith("scenario_")}
+def scenario_sybil_text(harness):
+    """As sybil, with text messages of about 3,900 bytes (kind 2, which every node stores, relays and shows)
+    instead of an unknown kind, which nodes now take only within a byte budget (PROTOCOL.md §1.7)."""
+    honest, _ = harness.honest()
+    honest.keep_documents = False
+    delivery, attack = during(harness, "sybil", {"port": harness.port, "unknown": False}, honest, "sybil-text",
+                              ramp=1.0)
+    attack["honest_received_documents"] = honest.received_count
+    return {"honest": delivery, "attack": attack}
+
+
+SCENARIOS = {name[len("scenario_"):].replace("_", "-"): value for name, value in globals().items()
+             if name.startswith("scenario_")}
 
 
 def in_private_network_namespace():
