@@ -41,13 +41,14 @@ import Testing
         for id in 1...8 { #expect(Fixture.closes(Self.opened(&core, UInt64(id))).isEmpty) }
         #expect(Fixture.closes(Self.opened(&core, 9)) == [PeerID(9)], "a ninth from the same host")
         for id in 10...41 {
-            _ = Self.opened(&core, UInt64(id), from: "10.1.0.\(id)")
+            _ = Self.opened(&core, UInt64(id), from: "10.1.0.\(id)", at: UInt64(id))
         }
-        // Thirty-two places, the attacker's eight among them: each newcomer took the place of the attacker's
-        // oldest handshake, until every host held one.
-        let full = Self.opened(&core, 42, from: "10.2.0.1")
-        #expect(Fixture.closes(full) == [PeerID(42)], "a thirty-third when every host holds one")
-        #expect(Self.refusals(full) == ["too many connections in their handshake"])
+        // Thirty-two places, the attacker's eight among them: each newcomer from 34 on took the place of the
+        // attacker's oldest handshake until every host held one (41 took its last); then of the oldest of all.
+        #expect(Fixture.closes(Self.opened(&core, 42, from: "10.2.0.1", at: 50)) == [PeerID(10)])
+        let second = Self.opened(&core, 43, from: "10.2.0.1", at: 51)
+        #expect(Fixture.closes(second) == [PeerID(43)], "a second from a host that holds one, when every host does")
+        #expect(Self.refusals(second) == ["too many connections in their handshake"])
         // Dialling is this node's own choice, and is never refused.
         let dialled = core.handle(.opened(PeerID(43), remote: Fixture.address, dialled: Fixture.address), now: 0)
         #expect(Fixture.closes(dialled).isEmpty)

@@ -21,14 +21,15 @@ extension PeerInstance {
     }
 
     /// Makes room for a connection from a host with `ours` connections in their handshake when all the places
-    /// are taken: the oldest handshake of the host holding the most closes, if that host holds more than the
-    /// newcomer's would. Hosts that hold places open cannot shut out a new peer, which needs one place for a
-    /// few milliseconds; whether room was made.
+    /// are taken: the oldest handshake among the hosts holding the most closes, if they hold at least as many as
+    /// the newcomer's host will. Hosts that hold places open cannot shut out a new peer, which needs a place for
+    /// a few milliseconds: each connection they open pushes out their own oldest. Whether room was made.
     private mutating func evictHandshake(among handshaking: [PeerID: PeerLink], forHostWith ours: Int) -> Bool {
         let byHost = Dictionary(grouping: handshaking, by: { $0.value.remote.host })
-        guard let (_, busiest) = byHost.max(by: { ($0.value.count, $1.key) < ($1.value.count, $0.key) }),
-            busiest.count > ours + 1,
-            let oldest = busiest.min(by: { ($0.value.openedAt, $0.key) < ($1.value.openedAt, $1.key) })
+        let most = byHost.values.map(\.count).max() ?? 0
+        guard most >= ours + 1,
+            let oldest = byHost.values.filter({ $0.count == most }).joined()
+                .min(by: { ($0.value.openedAt, $0.key) < ($1.value.openedAt, $1.key) })
         else { return false }
         close(oldest.key, "its place went to a newer peer: too many connections in their handshake")
         return true
