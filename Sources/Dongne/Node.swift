@@ -323,7 +323,7 @@ public final class Node: Sendable {
     package func receive(
         _ documents: [[UInt8]], verified: @Sendable ([DocumentID]) async -> Void = { _ in }
     ) async -> [Result<(Document, InsertOutcome), IngestError>] {
-        let (checked, showing) = check(store.admit(documents))
+        let (checked, showing) = check(store.admit(documents, latestCreated: latestAcceptedCreated))
         await show(showing)
         if checked.newDocumentCount > 0 { await verified(checked.newDocumentIDs) }
         return await keep(checked)
@@ -337,10 +337,11 @@ public final class Node: Sendable {
         check(store.admit(parsed: documents, latestCreated: latestAcceptedCreated))
     }
 
-    /// The latest `created` time a received document may have now: ``DocumentLimits/maximumClockSkew`` past this
-    /// node's clock.
+    /// The latest `created` time a received document may have now: ``DocumentLimits/maximumClockSkew`` past the
+    /// system's clock (not the configured one: a test's stepping clock moves at every reading, and must move only
+    /// for the documents this node signs).
     package var latestAcceptedCreated: UInt64 {
-        configuration.clock.now() &+ DocumentLimits.maximumClockSkew
+        NodeClock.system.now() &+ DocumentLimits.maximumClockSkew
     }
 
     private func check(_ admitted: AdmittedBatch) -> (AdmittedBatch, showing: Set<ChannelID>) {

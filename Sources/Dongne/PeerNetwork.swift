@@ -13,10 +13,11 @@ import DongneSystem
 /// connection's ``SecureSession`` lives here, beside its socket: the core sees a connection open, its peer
 /// proved, each message's plaintext, and its end.
 actor PeerNetwork {
-    /// One connection and the session over it.
+    /// One connection and the session over it (none until the core has let the connection go on: a connection
+    /// over the host's budgets closes before any key is made for it).
     private struct Connection {
         let socket: TCPConnection
-        var session: SecureSession
+        var session: SecureSession?
     }
 
     /// Received documents checked on the loop, to show and store once the work at hand is done.
@@ -236,15 +237,14 @@ actor PeerNetwork {
     }
 
     private func send(_ message: [UInt8], on id: PeerID) {
-        guard var connection = connections[id] else { return }
-        let actions = connection.session.send(message)
+        guard var connection = connections[id], let actions = connection.session?.send(message) else { return }
         connections[id] = connection
         perform(actions, on: id)
     }
 
     private func sayGoodbye(on id: PeerID) {
         guard var connection = connections[id] else { return }
-        for case .send(let bytes) in connection.session.close() { connection.socket.send(bytes) }
+        for case .send(let bytes) in connection.session?.close() ?? [] { connection.socket.send(bytes) }
         forget(id)?.closeAfterWrites()  // the goodbye must reach the peer: closed once it is written
     }
 
@@ -306,22 +306,23 @@ actor PeerNetwork {
     private func adopt(_ socket: TCPConnection, dialled: PeerAddress?) {
         let id = PeerID(nextPeer)
         nextPeer += 1
+        connections[id] = Connection(socket: socket, session: nil)
+        handle(.opened(id, remote: PeerAddress(host: socket.remote.host, port: socket.remote.port), dialled: dialled))
+        guard connections[id] != nil else { return }  // over a budget: closed already
         var session = SecureSession(
             role: dialled != nil ? .initiator : .responder, identity: identity, networkKey: networkKey)
         let opening = session.start()
-        connections[id] = Connection(socket: socket, session: session)
+        connections[id]?.session = session
         socket.start(
             onReceive: { [weak self] bytes in self?.assumeIsolated { $0.received(bytes, on: id) } },
             onClose: { [weak self] error in
                 self?.assumeIsolated { $0.ended(id, reason: error.map { "\($0)" } ?? "connection closed") }
             })
-        handle(.opened(id, remote: PeerAddress(host: socket.remote.host, port: socket.remote.port), dialled: dialled))
         perform(opening, on: id)
     }
 
     private func received(_ bytes: [UInt8], on id: PeerID) {
-        guard var connection = connections[id] else { return }
-        let actions = connection.session.receive(bytes)
+        guard var connection = connections[id], let actions = connection.session?.receive(bytes) else { return }
         connections[id] = connection
         // Bytes that complete no message (a handshake's, or part of a frame) still show the peer is there.
         if !actions.contains(where: Self.carriesMessage) { handle(.heard(id)) }
@@ -349,7 +350,7 @@ actor PeerNetwork {
             case .send(let bytes): connection.socket.send(bytes)
             case .established(let peer):
                 openDatagramSocket(port: 0)
-                handle(.established(id, peer: peer, handshakeHash: connection.session.handshakeHash ?? []))
+                handle(.established(id, peer: peer, handshakeHash: connection.session?.handshakeHash ?? []))
             case .deliver(let bytes): handle(.message(id, bytes))
             case .close(let reason):
                 // After a goodbye, what is queued still goes out; any other end closes at once.

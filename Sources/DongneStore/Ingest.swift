@@ -18,7 +18,7 @@ public enum IngestError: Error, Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .invalid(let error): "invalid document: \(error)"
         case .store(let error): "\(error)"
-        case .early(let created, let latest): "dated \(created - latest) ms past the latest time accepted"
+        case .early(let created, let latest): "dated \(created &- latest) ms past the latest time accepted"
         case .unknownKindBudgetSpent: "of an unknown kind, beyond the budget for those"
         }
     }
@@ -66,8 +66,11 @@ extension Store {
     /// times more than the rest. A stored duplicate is answered from the store without checking its signature
     /// again: the stored copy was checked on arrival. A receiver that admits the next batch while the previous
     /// one commits keeps its core on signatures while the writer thread writes.
-    public func admit(_ batch: [[UInt8]]) -> AdmittedBatch {
-        admit(batch.map { bytes in Result { () throws(DocumentError) in try UnverifiedDocument(parsing: bytes) } })
+    /// Documents dated after `latestCreated` fail as ``IngestError/early(created:latest:)``.
+    public func admit(_ batch: [[UInt8]], latestCreated: UInt64 = .max) -> AdmittedBatch {
+        admit(
+            batch.map { bytes in Result { () throws(DocumentError) in try UnverifiedDocument(parsing: bytes) } },
+            latestCreated: latestCreated)
     }
 
     /// ``admit(_:)`` for documents already parsed (gossip parses each once, to learn its id and channel); those
@@ -115,11 +118,12 @@ extension Store {
                 if let copy = try document(unverified.id) { return .success((copy, .duplicate)) }
             } catch { return .failure(.store(error)) }
         }
-        if case .unknown = unverified.body, !unknownKinds.take(unverified.bytes.count) {
-            return .failure(.unknownKindBudgetSpent)
-        }
         let document: Document
         do { document = try unverified.verified() } catch { return .failure(.invalid(error)) }
+        // After the signature: a forgery must not spend the budget of the documents that hold.
+        if case .unknown = document.body, !unknownKinds.take(document.bytes.count) {
+            return .failure(.unknownKindBudgetSpent)
+        }
         guard seen.insert(document.id).inserted else { return .success((document, .duplicate)) }
         accept(document)
         return nil

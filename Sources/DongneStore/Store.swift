@@ -158,7 +158,8 @@ public final class Store: Sendable {
             [reconciliationCache] result in
             if case .success = result {
                 let outcomes = outcomes.get()
-                reconciliationCache.add(zip(documents, outcomes).filter { $0.1 == .stored }.map(\.0))
+                // Duplicates too: one whose first commit could not say so (its sync failed) is stored all the same.
+                reconciliationCache.add(documents)
             }
             completion(result.map { outcomes.get() })
         } _: { [known, reporterStanding] connection throws(StoreError) in

@@ -72,7 +72,7 @@ extension Store {
             [pendingLocalWrites, reconciliationCache] result in
             switch result {
             case .success:
-                reconciliationCache.add(zip(documents, outcomes.get()).filter { $0.1 == .stored }.map(\.0))
+                reconciliationCache.add(documents)
             case .failure:
                 pendingLocalWrites.update { pending in for document in documents { pending.remove(document.id) } }
             }

@@ -53,7 +53,7 @@ final class StreamConsole: Console, @unchecked Sendable {
                 while queue.isEmpty { condition.wait() }
                 writing = true
                 let (lines, dropped) = queue.take()
-                return dropped == 0 ? lines : [format(.dropped(dropped))] + lines
+                return dropped == 0 ? lines : lines + [format(.dropped(dropped))]
             }
             FileHandle.standardOutput.write(Data(batch.joined().utf8))
             condition.withLock {

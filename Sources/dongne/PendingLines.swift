@@ -1,6 +1,7 @@
 /// Lines written and not yet printed, at most ``limit`` of them: a reader who stops reading (standard output
 /// piped to a process that stalls, a terminal on hold) costs a bounded amount of memory. Lines beyond the bound
-/// are counted, and a line saying how many were lost is printed with the next ones.
+/// are counted (the newest are lost, the held ones keep their order), and a line saying how many were lost is
+/// printed after the held ones.
 struct PendingLines<Line> {
     /// The most lines held at once: far more than any screen shows.
     static var limit: Int { 10_000 }

@@ -130,7 +130,7 @@ final class TerminalConsole: Console, Sendable {
         while read(wake.read, &drained, drained.count) > 0 {}
         return shared.withLock { shared in
             let (lines, dropped) = shared.pending.take()
-            return dropped == 0 ? lines : [.dropped(dropped)] + lines
+            return dropped == 0 ? lines : lines + [.dropped(dropped)]
         }
     }
 

@@ -61,6 +61,16 @@ import Testing
         #expect(end.handle(.received(.reconciled(Self.channel), from: peer)) == [.reconciled(Self.channel)])
     }
 
+    @Test func aReconciliationWhoseOpeningWentUnansweredStartsOverAfterTwoRounds() {
+        var end = ReconciliationInstance()
+        let peer = PeerID(1)
+        #expect(end.handle(.start(Self.channel, with: peer)) == [.loadItems(Self.channel, for: peer, answering: nil)])
+        let opening = end.handle(.itemsLoaded(Self.channel, for: peer, answering: nil, items: []))
+        #expect(opening.count == 1, "the opening goes, and the peer (over its budget, say) never answers")
+        #expect(end.handle(.start(Self.channel, with: peer)).isEmpty, "one round: still waiting")
+        #expect(end.handle(.start(Self.channel, with: peer)) == [.loadItems(Self.channel, for: peer, answering: nil)])
+    }
+
     @Test func eachEndOffersExactlyWhatTheOtherLacksAndBothSeeTheChannelReconciled() {
         var pair = Pair(stores: [Self.items(0..<700), Self.items(500..<1_200)])
         for end in 0..<2 {

@@ -224,8 +224,9 @@ final class NodeProcess: @unchecked Sendable {
         let seoulB = try await b.join("서울특별시")
         #expect(await ReconnectionTests.eventually { await a.peers().count == 1 })
 
+        // Another machine (refusals are charged to the host they come from, and b shares 127.0.0.1 with a).
         let junk = SigningKey.generate()
-        let flood = try await RawPeer(port: port, identity: junk)
+        let flood = try await RawPeer(port: port, identity: junk, from: "127.0.0.9")
         #expect(await ReconnectionTests.eventually { await a.peers().count == 2 })
         let forged = try Self.forgedDocument(in: seoulA.id)
         let sent = await flood.send(batches: 300, documentsEach: 20, forged: forged, seconds: 5)
@@ -243,8 +244,8 @@ final class NodeProcess: @unchecked Sendable {
         #expect(await ReconnectionTests.eventually { (try? a.store.documentCount(in: seoulA.id)) == 1 })
         #expect(try a.store.documentCount(in: seoulA.id) == 1, "nothing the junk peer sent was stored")
 
-        let again = try await RawPeer(port: port, identity: junk)
-        #expect(await again.wasRefused(), "the junk identity is ignored for a while")
+        let again = try await RawPeer(port: port, identity: junk, from: "127.0.0.10")
+        #expect(await again.wasRefused(), "the junk identity is ignored for a while, from any host")
         registration.remove()
         await b.stop()
         await a.stop()

@@ -20,7 +20,7 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HOSTILE = pathlib.Path(__file__).resolve().parent / "hostile.py"
 SCENARIOS = ["quiet", "junk", "trickle", "descriptors", "udp", "reconcile", "request", "future", "sybil",
-             "sybil-text"]
+             "sybil-text", "reports"]
 TIMEOUT = 90
 
 
@@ -63,6 +63,9 @@ def note(result):
                 f"MiB")
     if name == "future":
         return f"/history: {result.get('history_future')} future, {result.get('history_honest')}/5 honest"
+    if name == "reports":
+        hidden = "still shown" if result.get("target_in_history") else "HIDDEN"
+        return f"{attack.get('keys')} fresh keys, {attack.get('documents')} documents: the message is {hidden}"
     if name in ("sybil", "sybil-text"):
         return (f"{attack.get('sessions')} ids, {attack.get('mib_acknowledged')} MiB acked, "
                 f"{attack.get('honest_received_documents')} relayed to honest")

@@ -877,6 +877,54 @@ def scenario_sybil_text(harness):
     return {"honest": delivery, "attack": attack}
 
 
+def history(harness, count=20):
+    """The texts `/history COUNT` prints, once the node's output has been quiet for a second (at most 5 s)."""
+    mark = len(harness.node.timed)
+    harness.node.type(f"/history {count}")
+    end = time.monotonic() + 5
+    quiet_since = time.monotonic()
+    seen = mark
+    while time.monotonic() < end:
+        if len(harness.node.timed) != seen:
+            seen = len(harness.node.timed)
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since > 1.0 and seen > mark:
+            break
+        time.sleep(0.05)
+    return [line.get("text") for _, line in harness.node.timed[mark:] if line.get("event") == "message"]
+
+
+def scenario_reports(harness):
+    """Three fresh keys each post once in the channel, then report an honest message (six documents): the attack
+    that hid any message on every node within milliseconds. Is the honest message still in `/history`?"""
+    honest, _ = harness.honest()
+    tag = os.urandom(3).hex()
+    target_text = f"신고당할 글 {tag}"
+    target = honest.signed_message(target_text)
+    honest.wait_acknowledged([honest.send_batch([target])], timeout=10)
+    harness.mark_attack()
+    began = time.monotonic()
+    acknowledged = 0
+    for index in range(3):
+        attacker, _ = dial_live(harness.port, source=f"127.0.0.{3 + index}", reconcile=False)
+        harness.peers.append(attacker)
+        post = attacker.signed_message(f"안녕 {index} {tag}")
+        unsigned = {0: 1, 1: 3, 2: bytes(attacker.identity.verify_key), 3: now_ms(), 4: channel_id(CHANNEL),
+                    8: document_id(target)}
+        report = attacker.sign(unsigned)
+        acknowledged += attacker.wait_acknowledged([attacker.send_batch([post]), attacker.send_batch([report])],
+                                                   timeout=10)
+    seconds = time.monotonic() - began
+    delivery = measure_delivery(harness.node, honest, "reports")
+    shown = history(harness, 100)  # the target, the attackers' posts and the 40 measured messages
+    return {
+        "honest": delivery,
+        "attack": {"keys": 3, "documents": 6, "acknowledged": acknowledged, "seconds": round(seconds, 2)},
+        "target_in_history": target_text in shown,
+        "history": shown,
+    }
+
+
 SCENARIOS = {name[len("scenario_"):].replace("_", "-"): value for name, value in globals().items()
              if name.startswith("scenario_")}
 

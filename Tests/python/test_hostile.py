@@ -169,3 +169,14 @@ def test_sybil_identities_posting_text(binary, quiet):
     """Not one of the brief's first scenarios: sybil with ordinary text messages, which no kind budget bounds."""
     result = run("sybil-text", binary)
     check(result, quiet, result.get("attack", {}).get("sessions", 0) == 0 and "no sybil session came up")
+
+
+def test_three_fresh_keys_that_post_then_report_hide_nothing(binary, quiet):
+    """Six documents from three fresh keys (a post each, then a report each) hid any message on every node within
+    milliseconds; reporters now need a day of standing in the channel (PROTOCOL.md §1.11)."""
+    result = run("reports", binary)
+    attack = result.get("attack", {})
+    check(result, quiet,
+          attack.get("acknowledged") != 3 and f"the attack's documents were not all taken: {attack}",
+          not result.get("target_in_history")
+          and f"the reported message is hidden: /history shows {result.get('history')}")

@@ -23,9 +23,9 @@ def lan(request):
     network.down()
 
 
-def start_and_connect(lan, hosts):
+def start_and_connect(lan, hosts, *args):
     for host in hosts:
-        lan.node(host)
+        lan.node(host, *args)
     for host in hosts:
         lan.wait_until(lambda: len(lan.peers(host)) == len(hosts) - 1, 30, f"h{host} meets every other host")
 
@@ -173,9 +173,11 @@ def test_without_a_daemon_the_node_says_so_once_and_keeps_working():
 @pytest.mark.parametrize("lan", [5], indirect=True)
 def test_a_first_time_joiner_sees_the_last_page_in_order_and_nothing_hidden(lan):
     """Four hosts hold 300 messages, 5 of them retracted or hidden by three reports; a fifth host joins fresh
-    while DNS-SD is still finding its peers, and catches up from all of them at once."""
+    while DNS-SD is still finding its peers, and catches up from all of them at once. The reporters posted
+    moments before they reported: their reports count at once only with no standing required
+    (`--reporter-standing 0`; the default day is PROTOCOL.md §1.11's, tested in ReporterStandingTests)."""
     posters = [1, 2, 3, 4]
-    start_and_connect(lan, posters)
+    start_and_connect(lan, posters, "--reporter-standing", "0")
     for host in posters:
         lan.say(host, *[f"h{host} 글 {index}" for index in range(75)])
     every = {f"h{host} 글 {index}" for host in posters for index in range(75)}
@@ -195,7 +197,7 @@ def test_a_first_time_joiner_sees_the_last_page_in_order_and_nothing_hidden(lan)
     expected = lan.history(1)
     assert len(expected) == 295
 
-    lan.node(5)
+    lan.node(5, "--reporter-standing", "0")
     lan.wait_until(lambda: len(lan.peers(5)) == 4, 30, "h5 meets every other host")
     lan.wait_until(lambda: len([l for l in lan.lines(5) if l.get("event") == "message"]) >= 20, 30, "h5's page")
     first_page = [line for line in lan.lines(5) if line.get("event") == "message"][:20]

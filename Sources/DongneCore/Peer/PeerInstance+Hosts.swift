@@ -7,13 +7,15 @@ extension PeerInstance {
         var standing = hosts[host] ?? HostStanding(now: now, settings: settings)
         standing.lastSeen = now
         defer { remember(host, standing) }
+        // Every attempt costs a token, refused or not: a host that keeps opening connections runs its budget dry.
+        let withinRate = standing.connections.take(1, now: now)
         if standing.isIgnored(at: now) { return "ignored for a while: too many refusals from this host" }
         let handshaking = links.filter { $0.value.peer == nil && !$0.value.isOutbound }
         let ours = handshaking.count { $0.value.remote.host == host }
         if ours >= settings.maximumHandshakingPerHost {
             return "too many connections from this host in their handshake"
         }
-        if !standing.connections.take(1, now: now) { return "too many new connections from this host" }
+        if !withinRate { return "too many new connections from this host" }
         if handshaking.count >= settings.maximumHandshaking && !evictHandshake(among: handshaking, forHostWith: ours) {
             return "too many connections in their handshake"
         }
@@ -136,7 +138,7 @@ extension PeerInstance {
         hosts[host] = standing
     }
 
-    /// Identities and hosts whose time out is over are forgotten.
+    /// Identities whose time out is over are forgotten (hosts keep their standing, within the table's bound).
     mutating func forgetExpiredBans() {
         banned = banned.filter { $0.value > now }
     }

@@ -21,7 +21,10 @@ extension PeerInstance {
         if let until = banned[peer], now < until {
             return close(id, "ignored for a while: it sent too many invalid documents")
         }
-        if let refusal = refusalOfSession(id) { return close(id, refusal) }
+        if let refusal = refusalOfSession(id) {
+            links[id]?.refusedForCapacity = true
+            return close(id, refusal)
+        }
         let alreadyConnected = links.values.contains { $0.peer == peer }
         links[id]?.peer = peer
         links[id]?.lastHeard = now
@@ -80,7 +83,7 @@ extension PeerInstance {
 
     /// A connection that ended before its handshake was done costs its host (unless this node dialled it).
     private mutating func endedBeforeHandshake(_ link: PeerLink, reason: String) {
-        if !link.isOutbound && !stopped {
+        if !link.isOutbound && !stopped && !link.refusedForCapacity {
             hosts[link.remote.host]?.connections.charge(settings.failedHandshakeCost, now: now)
             charge(link.remote.host, refusals: 1)
         }

@@ -26,6 +26,8 @@ struct PeerLink: Sendable {
     /// The index this node tags the session's datagrams with.
     var datagramIndex: UInt32?
     var datagramsDropped = 0
+    /// Whether the session was closed for the caps on sessions once its peer was known: no fault of its host's.
+    var refusedForCapacity = false
     /// Whether the peer has sent anything over the session (so it has the session established too).
     var hasReceived = false
     /// When the connection opened (its handshake must be done by a deadline).

@@ -77,6 +77,12 @@ public struct ReconciliationInstance: Sendable {
     /// The channels each peer has reconciled with this node as initiator during its session: only for those may
     /// it say `reconciled` (anyone else's would mark a channel caught up that is not).
     private var answered: [PeerID: Set<ChannelID>] = [:]
+    /// Starts asked for while a reconciliation was still waiting for its peer's answer, per channel: a peer may
+    /// ignore a message over its budgets (PROTOCOL.md §2.6), so one that waited through ``restartAfterStalls``
+    /// of them (anti-entropy rounds) starts over rather than wait for the whole session.
+    private var stalls: [PeerID: [ChannelID: Int]] = [:]
+    /// Stalled starts after which a reconciliation starts over.
+    public static let restartAfterStalls = 2
 
     /// No reconciliations yet.
     public init() {}
@@ -123,6 +129,7 @@ public struct ReconciliationInstance: Sendable {
             theirChannels[peer] = nil
             begun[peer] = nil
             answered[peer] = nil
+            stalls[peer] = nil
             return []
         }
     }
@@ -144,6 +151,15 @@ public struct ReconciliationInstance: Sendable {
     }
 
     private mutating func start(_ channel: ChannelID, with peer: PeerID) -> [Directive] {
+        if running[peer]?[channel] != nil {
+            let stalled = stalls[peer, default: [:]][channel, default: 0] + 1
+            guard stalled >= Self.restartAfterStalls else {
+                stalls[peer, default: [:]][channel] = stalled
+                return []
+            }
+            running[peer]?[channel] = nil
+        }
+        stalls[peer]?[channel] = nil
         guard !isReconciling(channel, with: peer) else { return [] }
         starting[peer, default: []].insert(channel)
         begun[peer, default: []].insert(channel)
@@ -184,6 +200,7 @@ public struct ReconciliationInstance: Sendable {
 
     private mutating func proceed(_ channel: ChannelID, with peer: PeerID, _ payload: [UInt8]) -> [Directive] {
         guard var negentropy = running[peer]?[channel] else { return [] }
+        stalls[peer]?[channel] = nil  // the peer answers
         guard let (next, have, _) = try? negentropy.reconcile(payload) else {
             running[peer]?[channel] = nil
             return [.disconnect(peer, reason: "malformed reconciliation")]
