@@ -824,19 +824,7 @@ def scenario_future(harness):
         time.sleep(0.02)
     time.sleep(0.5)
     shown_on_arrival = sorted(text for text in future_texts if text in harness.node.texts)
-    mark = len(harness.node.timed)
-    harness.node.type("/history 20")
-    end = time.monotonic() + 5
-    quiet_since = time.monotonic()
-    seen = mark
-    while time.monotonic() < end:
-        if len(harness.node.timed) != seen:
-            seen = len(harness.node.timed)
-            quiet_since = time.monotonic()
-        elif time.monotonic() - quiet_since > 1.0 and seen > mark:
-            break
-        time.sleep(0.05)
-    history = [line.get("text") for _, line in harness.node.timed[mark:] if line.get("event") == "message"]
+    shown = history(harness, 20)
     horizon = now_ms() + 600_000
     relayed = 0
     for _, document in list(honest.received_documents):
@@ -848,9 +836,9 @@ def scenario_future(harness):
     return {
         "honest": delivery,
         "attack": {"posted": 40, "acknowledged": acknowledged},
-        "history": history,
-        "history_future": sum(1 for text in history if text in future_texts),
-        "history_honest": sum(1 for text in history if text in honest_texts),
+        "history": shown,
+        "history_future": sum(1 for text in shown if text in future_texts),
+        "history_honest": sum(1 for text in shown if text in honest_texts),
         "honest_texts": honest_texts,
         "future_texts": sorted(future_texts),
         "future_shown_on_arrival": len(shown_on_arrival),
