@@ -143,6 +143,23 @@ import Testing
         #expect(Fixture.closes(mine).isEmpty)
     }
 
+    @Test func hostsThatFillEverySessionPlaceGiveOneUpToANewHostButNotToAnEqual() {
+        var settings = PeerInstance.Settings()
+        settings.maximumSessions = 16
+        var core = PeerInstance(identity: Fixture.sorted[1].publicKey, now: 0, random: SplitMix64(seed: 1), settings: settings)
+        for n in 0..<16 {
+            _ = Self.establish(&core, UInt64(n + 1), from: "10.4.0.\(n / 8)", with: Self.key(n + 1), at: UInt64(n))
+        }
+        let newcomer = Self.establish(&core, 100, from: "10.0.0.60", with: Self.key(100), at: 20)
+        #expect(Fixture.goodbyes(newcomer) == [PeerID(1)], "the oldest session of the busiest hosts")
+        #expect(Fixture.closes(newcomer).isEmpty)
+
+        var even = PeerInstance(identity: Fixture.sorted[1].publicKey, now: 0, random: SplitMix64(seed: 1), settings: settings)
+        for n in 0..<16 { _ = Self.establish(&even, UInt64(n + 1), from: "10.5.0.\(n)", with: Self.key(n + 1)) }
+        let refused = Self.establish(&even, 100, from: "10.0.0.60", with: Self.key(100), at: 20)
+        #expect(Fixture.closes(refused) == [PeerID(100)], "sixteen hosts with one each keep theirs")
+    }
+
     @Test func invalidDocumentsCountAgainstTheHostSoFreshKeysDoNotEscapeTheCutOff() {
         var core = Fixture.core()
         var ignored = false

@@ -38,14 +38,30 @@ extension PeerInstance {
     }
 
     /// Why a session another host opened must close once its peer is known, or nil when it may go on.
-    func refusalOfSession(_ id: PeerID) -> String? {
+    mutating func refusalOfSession(_ id: PeerID) -> String? {
         guard let link = links[id], !link.isOutbound else { return nil }
-        let inbound = links.filter { $0.key != id && $0.value.peer != nil && !$0.value.isOutbound }.values
-        if inbound.count >= settings.maximumSessions { return "too many sessions" }
-        if inbound.count(where: { $0.remote.host == link.remote.host }) >= settings.maximumSessionsPerHost {
-            return "too many sessions from this host"
+        let inbound = links.filter { $0.key != id && $0.value.peer != nil && !$0.value.isOutbound }
+        let ours = inbound.count { $0.value.remote.host == link.remote.host }
+        if ours >= settings.maximumSessionsPerHost { return "too many sessions from this host" }
+        if inbound.count >= settings.maximumSessions && !evictSession(among: inbound, forHostWith: ours) {
+            return "too many sessions"
         }
         return nil
+    }
+
+    /// Makes room for a session from a host with `ours` sessions when every place is taken: the oldest session
+    /// among the hosts holding the most says goodbye, if they hold more than the newcomer's host will (strictly:
+    /// a session is worth more than a handshake, and hosts that hold as many as each other keep theirs). A few
+    /// addresses that fill every place cannot shut out a new peer. Whether room was made.
+    private mutating func evictSession(among inbound: [PeerID: PeerLink], forHostWith ours: Int) -> Bool {
+        let byHost = Dictionary(grouping: inbound, by: { $0.value.remote.host })
+        let most = byHost.values.map(\.count).max() ?? 0
+        guard most > ours + 1,
+            let oldest = byHost.values.filter({ $0.count == most }).joined()
+                .min(by: { ($0.value.openedAt, $0.key) < ($1.value.openedAt, $1.key) })
+        else { return false }
+        retire(oldest.key)
+        return true
     }
 
     /// Charges a host `count` refusals; a host with none left is ignored for ``Settings/banDuration``, and its
