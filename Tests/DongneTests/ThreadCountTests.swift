@@ -56,7 +56,9 @@ import Testing
         let port = try await node.listeningPort()
 
         let first = try await Self.connect(1, to: port)
-        #expect(await first[0].waitUntilEstablished(seconds: 20))
+        #expect(
+            await first[0].waitUntilEstablished(seconds: 20),
+            "the node said: \(node.lines.filter { ($0["event"] as? String ?? "").hasPrefix("peer") })")
         #expect(await node.waitFor { _ in Self.joined(node) == 1 })
         let withOne = Self.threads(of: node.pid)
 

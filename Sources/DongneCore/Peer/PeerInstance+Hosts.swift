@@ -27,13 +27,8 @@ extension PeerInstance {
     /// the newcomer's host will. Hosts that hold places open cannot shut out a new peer, which needs a place for
     /// a few milliseconds: each connection they open pushes out their own oldest. Whether room was made.
     private mutating func evictHandshake(among handshaking: [PeerID: PeerLink], forHostWith ours: Int) -> Bool {
-        let byHost = Dictionary(grouping: handshaking, by: { $0.value.remote.host })
-        let most = byHost.values.map(\.count).max() ?? 0
-        guard most >= ours + 1,
-            let oldest = byHost.values.filter({ $0.count == most }).joined()
-                .min(by: { ($0.value.openedAt, $0.key) < ($1.value.openedAt, $1.key) })
-        else { return false }
-        close(oldest.key, "its place went to a newer peer: too many connections in their handshake")
+        guard let (oldest, held) = oldestOfBusiestHosts(handshaking), held >= ours + 1 else { return false }
+        close(oldest, "its place went to a newer peer: too many connections in their handshake")
         return true
     }
 
@@ -54,14 +49,18 @@ extension PeerInstance {
     /// a session is worth more than a handshake, and hosts that hold as many as each other keep theirs). A few
     /// addresses that fill every place cannot shut out a new peer. Whether room was made.
     private mutating func evictSession(among inbound: [PeerID: PeerLink], forHostWith ours: Int) -> Bool {
-        let byHost = Dictionary(grouping: inbound, by: { $0.value.remote.host })
-        let most = byHost.values.map(\.count).max() ?? 0
-        guard most > ours + 1,
-            let oldest = byHost.values.filter({ $0.count == most }).joined()
-                .min(by: { ($0.value.openedAt, $0.key) < ($1.value.openedAt, $1.key) })
-        else { return false }
-        retire(oldest.key)
+        guard let (oldest, held) = oldestOfBusiestHosts(inbound), held > ours + 1 else { return false }
+        retire(oldest)
         return true
+    }
+
+    /// The oldest of `links` among the hosts holding the most of them, and how many each of those hosts holds.
+    private func oldestOfBusiestHosts(_ links: [PeerID: PeerLink]) -> (id: PeerID, held: Int)? {
+        let byHost = Dictionary(grouping: links, by: { $0.value.remote.host })
+        let most = byHost.values.map(\.count).max() ?? 0
+        let oldest = byHost.values.filter { $0.count == most }.joined()
+            .min { ($0.value.openedAt, $0.key) < ($1.value.openedAt, $1.key) }
+        return oldest.map { ($0.key, most) }
     }
 
     /// Charges a host `count` refusals; a host with none left is ignored for ``Settings/banDuration``, and its
