@@ -14,4 +14,32 @@ static inline int dongne_blake2b256_prefixed(unsigned char *out, const unsigned 
     return crypto_generichash_final(&state, out, 32);
 }
 
+// Leading zero bits of a 32-byte digest, most significant bit of the first byte first.
+static inline int dongne_leading_zero_bits(const unsigned char *digest) {
+    int bits = 0;
+    for (int i = 0; i < 32; i++) {
+        if (digest[i] == 0) { bits += 8; continue; }
+        for (unsigned char byte = digest[i]; (byte & 0x80) == 0; byte <<= 1) bits++;
+        break;
+    }
+    return bits;
+}
+
+// Searches counters first, first + stride, ... (count of them) for one whose 8 big-endian bytes, written at
+// the end of `input` (input_length bytes, the last 8 of them overwritten), make BLAKE2b-256(input) start with
+// at least `bits` zero bits. Returns 1 and the counter in *found, or 0. A loop in C: mining runs millions of
+// hashes, and this keeps each one free of allocation.
+static inline int dongne_stamp_search(unsigned char *input, unsigned long long input_length,
+                                      unsigned long long first, unsigned long long stride,
+                                      unsigned long long count, int bits, unsigned long long *found) {
+    unsigned char digest[32];
+    unsigned long long counter = first;
+    for (unsigned long long tried = 0; tried < count; tried++, counter += stride) {
+        for (int i = 0; i < 8; i++) input[input_length - 1 - i] = (unsigned char)(counter >> (8 * i));
+        if (crypto_generichash(digest, 32, input, input_length, NULL, 0) != 0) return 0;
+        if (dongne_leading_zero_bits(digest) >= bits) { *found = counter; return 1; }
+    }
+    return 0;
+}
+
 #endif

@@ -17,6 +17,10 @@ public struct Configuration: Sendable {
     /// (milliseconds; ``ModerationPolicy/defaultReporterStandingAge``, a day, by default; 0 counts every poster's
     /// reports at once, for a network whose members all know each other).
     public var reporterStandingAge = ModerationPolicy.defaultReporterStandingAge
+    /// Which received documents the node stores (PROTOCOL.md §1.13): the stamp strength every author must show
+    /// and the bytes one author may keep in a channel. The public network's rules by default; all nodes of a
+    /// network should use the same. The node mines its own stamp of the required strength at its first start.
+    public var admission = AdmissionPolicy.default
     /// Where the node reads the time for the documents it signs.
     public var clock: NodeClock
     /// The TCP port to accept peers on: nil for none, 0 for any free port.

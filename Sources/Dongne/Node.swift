@@ -14,8 +14,9 @@ public final class Node: Sendable {
     /// The node's local store. Programs go through the node, whose writes reach listeners; the store is for
     /// the library itself and its tests.
     package let store: Store
-    /// The key that signs everything this node's user writes.
-    package let identity: SigningKey
+    /// The key that signs everything this node's user writes, with its current stamp.
+    package var identity: SigningKey { stampedIdentity.current }
+    private let stampedIdentity: StampedIdentity
     let hub: ListenerHub
     /// The thread the network and the listener hub run on, one at a time, and listeners' callbacks with them.
     let loop: EventLoop
@@ -45,20 +46,20 @@ public final class Node: Sendable {
     public var displayName: String { profile.get() }
 
     private init(
-        configuration: Configuration, identity: SigningKey, store: Store, region: ChannelName?, loop: EventLoop,
-        directoryLock: DataDirectoryLock
+        configuration: Configuration, identity: StampedIdentity, store: Store, region: ChannelName?,
+        loop: EventLoop, directoryLock: DataDirectoryLock
     ) {
         self.directoryLock = directoryLock
         self.network = LockedNetwork()
         self.loop = loop
         self.configuration = configuration
-        self.identity = identity
+        self.stampedIdentity = identity
         self.store = store
         self.region = region
         self.profile = Locked(configuration.displayName)
         self.clock = MonotonicClock(configuration.clock)
         let policy = ModerationPolicy(reportThreshold: max(1, configuration.reportThreshold))
-        source = SnapshotSource(store: store, viewer: identity.publicKey, policy: policy)
+        source = SnapshotSource(store: store, viewer: identity.current.publicKey, policy: policy)
         hub = ListenerHub(source: source, loop: loop)
     }
 
@@ -78,13 +79,18 @@ public final class Node: Sendable {
             do { region = try ChannelName(normalizing: name) } catch { throw DongneError.invalidDocument(error) }
         }
         let lock = try DataDirectoryLock(directory: directory)
-        let identity = try IdentityFile.loadOrCreate(at: directory + "/" + IdentityFile.fileName)
+        let key = try IdentityFile.loadOrCreate(at: directory + "/" + IdentityFile.fileName)
         // The system's clock, not the configured one: standing is when posts reached this machine, and a test's
         // stepping clock (which moves at every reading) must move only for the documents it signs.
         let standing = ReporterStanding(age: configuration.reporterStandingAge, clock: NodeClock.system.now)
         let store = try Store(
             path: directory + "/dongne.sqlite", deferredCommitDelay: configuration.deferredCommitDelay,
-            reporterStanding: standing)
+            reporterStanding: standing, admission: configuration.admission)
+        let identity: StampedIdentity
+        do { identity = try await StampedIdentity.load(key, policy: configuration.admission, store: store) } catch {
+            store.close()
+            throw error
+        }
         let loop: EventLoop
         do { loop = try EventLoop(name: "dongne-net") } catch {
             store.close()
@@ -264,6 +270,20 @@ public final class Node: Sendable {
 
     // MARK: Writing
 
+    /// `body` signed with the user's key, whose stamp lets peers store it (see ``StampedIdentity``).
+    private func sign(_ body: DocumentBody) async throws -> Document {
+        let document: Document
+        do { document = try Document.sign(body, created: clock.next(), by: identity) } catch {
+            throw DongneError.invalidDocument(error)
+        }
+        guard !stampedIdentity.allows(document.bytes.count, in: document.channel) else { return document }
+        // Rare: the user's posts in this channel outgrew their stamp before a stronger one was found.
+        await stampedIdentity.strengthen(toAllow: document.bytes.count, in: document.channel)
+        do { return try Document.sign(body, created: clock.next(), by: identity) } catch {
+            throw DongneError.invalidDocument(error)
+        }
+    }
+
     /// Signs `body`, stores it as a pending local write, and shows it to local listeners, all before returning.
     ///
     /// Peers get it first: it is sent as soon as it is queued for the store, so the local disk is never on a
@@ -273,10 +293,7 @@ public final class Node: Sendable {
     /// once it is on disk. Should the store fail, the message disappears from listeners again and the call
     /// throws; peers that already took the document give it back at the next reconciliation.
     func publish(_ body: DocumentBody) async throws -> Document {
-        let document: Document
-        do { document = try Document.sign(body, created: clock.next(), by: identity) } catch {
-            throw DongneError.invalidDocument(error)
-        }
+        let document = try await sign(body)
         let shownAtOnce = source.arriving.addLocal(document)
         let committed = Promise<Bool>()
         let durable = Promise<Result<[InsertOutcome], StoreError>>()

@@ -520,7 +520,8 @@ actor PeerNetwork {
                 case .success: .stored
                 case .failure(.invalid): .invalid
                 case .failure(.store): .storeFailed
-                case .failure(.early), .failure(.unknownKindBudgetSpent): .declined
+                case .failure(.early), .failure(.unknownKindBudgetSpent), .failure(.weakStamp), .failure(.authorQuotaReached):
+                    .declined
                 }
             return PeerInstance.Admission(document.id, from: from, outcome)
         }

@@ -12,6 +12,11 @@ public enum IngestError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The document is of a kind this version does not know, and the budget for those is spent
     /// (`UnknownKindBudget`): not stored now, acceptable later.
     case unknownKindBudgetSpent
+    /// The author's stamp is weaker than the store's ``AdmissionPolicy`` asks (PROTOCOL.md §1.13): not stored.
+    case weakStamp(strength: Int, required: Int)
+    /// The author has as many bytes stored in the document's channel as its stamp allows
+    /// (``AdmissionPolicy/quota(forStrength:)``): not stored.
+    case authorQuotaReached(quota: Int)
 
     /// One line for people.
     public var description: String {
@@ -20,6 +25,8 @@ public enum IngestError: Error, Hashable, Sendable, CustomStringConvertible {
         case .store(let error): "\(error)"
         case .early(let created, let latest): "dated \(created &- latest) ms past the latest time accepted"
         case .unknownKindBudgetSpent: "of an unknown kind, beyond the budget for those"
+        case .weakStamp(let strength, let required): "its author's stamp has strength \(strength), \(required) asked"
+        case .authorQuotaReached(let quota): "its author has \(quota) bytes stored in the channel, all its stamp allows"
         }
     }
 }
@@ -118,15 +125,40 @@ extension Store {
                 if let copy = try document(unverified.id) { return .success((copy, .duplicate)) }
             } catch { return .failure(.store(error)) }
         }
+        // One hash, before the signature's fifty-fold cost: a flood of fresh keys costs this and no more.
+        let strength = unverified.stampStrength
+        guard strength >= admission.requiredStampStrength else {
+            return .failure(.weakStamp(strength: strength, required: admission.requiredStampStrength))
+        }
         let document: Document
         do { document = try unverified.verified() } catch { return .failure(.invalid(error)) }
-        // After the signature: a forgery must not spend the budget of the documents that hold.
+        guard seen.insert(document.id).inserted else { return .success((document, .duplicate)) }
+        // After the signature: a forgery must not spend the budgets of the documents that hold.
         if case .unknown = document.body, !unknownKinds.take(document.bytes.count) {
             return .failure(.unknownKindBudgetSpent)
         }
-        guard seen.insert(document.id).inserted else { return .success((document, .duplicate)) }
+        do {
+            let quota = admission.quota(forStrength: strength)
+            guard try takeQuota(for: document, quota: quota) else { return .failure(.authorQuotaReached(quota: quota)) }
+        } catch { return .failure(.store(error)) }
         accept(document)
         return nil
+    }
+
+    /// How many bytes of documents `author` has stored in `channel` (outside channels when nil), as the quota of
+    /// ``AdmissionPolicy`` counts them: from memory after the first reading.
+    public func authorBytes(by author: PublicKey, in channel: ChannelID?) throws(StoreError) -> Int {
+        try authorUsage.used(AuthorUsage.Key(author: author, channel: channel)) { key throws(StoreError) in
+            try storedBytes(by: key.author, in: key.channel)
+        }
+    }
+
+    /// Counts `document` against its author's quota in its channel; false if it does not fit.
+    private func takeQuota(for document: Document, quota: Int) throws(StoreError) -> Bool {
+        let key = AuthorUsage.Key(author: document.author, channel: document.channel)
+        return try authorUsage.take(document.bytes.count, for: key, quota: quota) { key throws(StoreError) in
+            try storedBytes(by: key.author, in: key.channel)
+        }
     }
 
     /// Stores the new documents of an admitted batch in one durable write; the results of the whole batch.

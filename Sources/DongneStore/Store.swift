@@ -31,6 +31,10 @@ public final class Store: Sendable {
     let unknownKinds = UnknownKindBudget()
     /// When a reporter's reports count here.
     let reporterStanding: ReporterStanding
+    /// The stamp and quota every author's documents must fit.
+    public let admission: AdmissionPolicy
+    /// Each author's bytes per channel, for the quota.
+    let authorUsage = AuthorUsage()
     /// The cutoff of the last ``recountMaturedReports()``: posters with standing by then are counted.
     let recountedCutoff = Locked<UInt64>(0)
 
@@ -39,12 +43,16 @@ public final class Store: Sendable {
     /// ``insert(_:deferrable:whenVisible:)``): long enough for a message to reach every listener of a busy machine
     /// (hundreds of microseconds), short against the second a peer waits for an acknowledgement before sending
     /// again, and unnoticeable to a person whose `send` returns that much later.
-    /// `reporterStanding` says when a poster's reports count (by default at once: the node passes its own rule).
+    /// `reporterStanding` says when a poster's reports count (by default at once: the node passes its own rule);
+    /// `admission` which received documents the store takes (by default any stamp and the default quota: the
+    /// node passes its network's rules).
     public init(
-        path: String, deferredCommitDelay: Duration = .milliseconds(4), reporterStanding: ReporterStanding = .immediate
+        path: String, deferredCommitDelay: Duration = .milliseconds(4), reporterStanding: ReporterStanding = .immediate,
+        admission: AdmissionPolicy = .withoutStamps
     ) throws(StoreError) {
         self.path = path
         self.reporterStanding = reporterStanding
+        self.admission = admission
         try PrivateFile.create(path)
         do {
             let writeConnection = try Connection(path: path)

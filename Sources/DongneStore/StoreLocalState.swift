@@ -67,6 +67,9 @@ extension Store {
         completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
     ) {
         pendingLocalWrites.update { pending in for document in documents { pending.insert(document.id) } }
+        for document in documents {
+            authorUsage.add(document.bytes.count, for: AuthorUsage.Key(author: document.author, channel: document.channel))
+        }
         let outcomes = Locked<[InsertOutcome]>([])
         submit(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) {
             [pendingLocalWrites, reconciliationCache] result in

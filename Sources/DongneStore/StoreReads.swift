@@ -43,6 +43,16 @@ extension Store {
         }
     }
 
+    /// How many bytes of signed documents `author` has stored in `channel` (outside channels when nil).
+    public func storedBytes(by author: PublicKey, in channel: ChannelID?) throws(StoreError) -> Int {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                "SELECT coalesce(sum(length(bytes)), 0) FROM documents WHERE author = ?1 AND channel IS ?2")
+                .bind(.blob(author.bytes), channel.map { .blob($0.bytes) } ?? .null)
+            return try statement.step() ? Int(statement.integer(0)) : 0
+        }
+    }
+
     /// How many documents of a channel are stored.
     public func documentCount(in channel: ChannelID) throws(StoreError) -> Int {
         try read { connection throws(SQLiteError) in

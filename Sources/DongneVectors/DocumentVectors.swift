@@ -21,6 +21,7 @@ public enum DocumentVectors {
                 "documentID": .string(Hex.encode(Document.idPrefix)),
                 "signature": .string(Hex.encode(Document.signaturePrefix)),
                 "channelID": .string(Hex.encode(ChannelName.idPrefix)),
+                "identityStamp": .string(Hex.encode(IdentityStamp.prefix)),
             ]),
             "keys": .array(
                 VectorKeys.named.map { name, key in
@@ -28,6 +29,8 @@ public enum DocumentVectors {
                         "name": .string(name), "seed": .string(Hex.encode(key.seedBytes)),
                         "publicKey": .string(Hex.encode(key.publicKey.bytes)),
                         "fingerprint": .string(key.publicKey.fingerprint.full),
+                        "stamp": .string(Hex.encode(key.stamp!.bytes)),
+                        "stampStrength": .integer(UInt64(key.stampStrength)),
                     ])
                 }),
             "channels": .array(try channelVectors()),

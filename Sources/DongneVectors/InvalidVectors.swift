@@ -72,6 +72,9 @@ enum InvalidVectors {
         add("message-with-extra-field", "unexpected-field", RawMap.message().with(20, .text("extra")))
         add("profile-with-channel", "unexpected-field", RawMap.profile().with(4, .bytes(ValidVectors.seoul.id.bytes)))
         add("created-as-text", "wrong-type", RawMap.message().with(3, .text("yesterday")))
+        add("stamp-7-bytes", "wrong-length", RawMap.message().with(5, .bytes(Array(VectorKeys.alice.stamp!.bytes.prefix(7)))))
+        add("stamp-as-unsigned", "wrong-type", RawMap.message().with(5, .unsigned(17_550_736)))
+        add("unknown-kind-with-stamp-as-text", "wrong-type", RawMap.header(kind: 100).with(5, .text("stamp")))
         add(
             "author-31-bytes", "wrong-length",
             RawMap.message().with(2, .bytes(Array(VectorKeys.alice.publicKey.bytes.dropLast()))))
@@ -187,6 +190,7 @@ struct RawMap {
             (3, CBOREncoder.encode(.unsigned(ValidVectors.baseTime))),
         ])
         if let channel { map.entries.append((4, CBOREncoder.encode(.bytes(channel.bytes)))) }
+        if let stamp = author.stamp { map.entries.append((5, CBOREncoder.encode(.bytes(stamp.bytes)))) }
         return map
     }
 

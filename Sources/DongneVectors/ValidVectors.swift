@@ -43,7 +43,7 @@ enum ValidVectors {
         try add("unknown-kind-largest-number", .unknown(kind: .max, channel: nil, fields: []), by: alice)
         try add(
             "unknown-kind-without-channel",
-            .unknown(kind: 4_242, channel: nil, fields: [CBORMapEntry(.unsigned(5), .bytes([1, 2, 3]))]), by: bob)
+            .unknown(kind: 4_242, channel: nil, fields: [CBORMapEntry(.unsigned(6), .bytes([1, 2, 3]))]), by: bob)
         return cases
     }
 

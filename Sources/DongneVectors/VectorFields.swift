@@ -8,6 +8,7 @@ enum VectorFields {
             "author": hex(document.author.bytes), "created": .integer(document.created),
         ]
         if let channel = document.channel { fields["channel"] = hex(channel.bytes) }
+        if let stamp = document.stamp { fields["stamp"] = hex(stamp.bytes) }
         fields.merge(body(document.body)) { _, new in new }
         return fields
     }

@@ -1,13 +1,17 @@
 import DongneCore
 
 /// The fixed keys the vectors are made with. Their seeds are in the vector file, so anyone can sign again.
+///
+/// Each key carries the stamp of the default network's strength (``IdentityStamp/defaultRequiredStrength``):
+/// the first counter from 0 that makes one, found once by ``IdentityStamp/mine(for:strength:)`` (tens of
+/// millions of hashes) and written down here so the vectors are made in a moment. Bob's happens to be stronger.
 enum VectorKeys {
-    /// Seed bytes 0x00…0x1f.
-    static let alice = key(startingAt: 0x00)
-    /// Seed bytes 0x20…0x3f.
-    static let bob = key(startingAt: 0x20)
-    /// Seed bytes 0x40…0x5f.
-    static let carol = key(startingAt: 0x40)
+    /// Seed bytes 0x00…0x1f; a stamp of strength 24.
+    static let alice = key(startingAt: 0x00, stampCounter: 17_550_736)
+    /// Seed bytes 0x20…0x3f; a stamp of strength 26.
+    static let bob = key(startingAt: 0x20, stampCounter: 51_132_611)
+    /// Seed bytes 0x40…0x5f; a stamp of strength 24.
+    static let carol = key(startingAt: 0x40, stampCounter: 19_033_274)
     /// Seeds of the ephemeral X25519 keys of the direct-message vector: bytes 0x60…0x7f and 0x80…0x9f.
     static let ephemeralSeeds = (recipient: seed(startingAt: 0x60), author: seed(startingAt: 0x80))
 
@@ -15,5 +19,7 @@ enum VectorKeys {
 
     static func seed(startingAt first: UInt8) -> [UInt8] { (0..<32).map { first + UInt8($0) } }
 
-    private static func key(startingAt first: UInt8) -> SigningKey { SigningKey(seed: seed(startingAt: first))! }
+    private static func key(startingAt first: UInt8, stampCounter: UInt64) -> SigningKey {
+        SigningKey(seed: seed(startingAt: first), stamp: IdentityStamp(counter: stampCounter))!
+    }
 }

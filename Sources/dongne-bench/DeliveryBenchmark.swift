@@ -18,8 +18,8 @@ enum DeliveryBenchmark {
 
         let directories = (0..<2).map { _ in NSTemporaryDirectory() + "dongne-bench-delivery-" + UUID().uuidString }
         defer { for directory in directories { try? FileManager.default.removeItem(atPath: directory) } }
-        let a = try await Node.start(Configuration(dataDirectory: directories[0], displayName: "a", listenPort: 0))
-        let b = try await Node.start(Configuration(dataDirectory: directories[1], displayName: "b", listenPort: 0))
+        let a = try await Node.start(Configuration.bench(dataDirectory: directories[0], displayName: "a", listenPort: 0))
+        let b = try await Node.start(Configuration.bench(dataDirectory: directories[1], displayName: "b", listenPort: 0))
         let channelA = try await a.join("서울특별시")
         let channelB = try await b.join("서울특별시")
         try await b.connect(to: a.listeningAddress!.replacingOccurrences(of: "0.0.0.0", with: "127.0.0.1"))

@@ -20,7 +20,7 @@ enum LanNode {
             throw BenchmarkError("usage: lan-node send DATA COUNT GAP_US PEERS GO | receive DATA COUNT OUT PEERS")
         }
         let node = try await Node.start(
-            Configuration(dataDirectory: arguments[1], displayName: arguments[0], listenPort: 4_747, discovery: true))
+            Configuration.bench(dataDirectory: arguments[1], displayName: arguments[0], listenPort: 4_747, discovery: true))
         let channel = try await node.join("서울특별시")
         defer { Task { await node.stop() } }
         if arguments[0] == "send" {

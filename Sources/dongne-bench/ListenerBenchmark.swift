@@ -14,7 +14,7 @@ enum ListenerBenchmark {
     static func run() async throws -> Bool {
         try ThreadFixture.listeners.ensure()
         let node = try await Node.start(
-            Configuration(dataDirectory: ThreadFixture.listeners.directory, displayName: "bench"))
+            Configuration.bench(dataDirectory: ThreadFixture.listeners.directory, displayName: "bench"))
         let big = try node.channel(named: ThreadFixture.listeners.channels[0].name)
         let small = try node.channel(named: ThreadFixture.listeners.channels[1].name)
 

@@ -14,7 +14,7 @@ enum SyncBenchmark {
         try fixture.ensure()
         let channelName = fixture.channels[0].name
         let source = try await Node.start(
-            Configuration(dataDirectory: fixture.directory, displayName: "source", listenPort: 0))
+            Configuration.bench(dataDirectory: fixture.directory, displayName: "source", listenPort: 0))
         let sourceChannel = try await source.join(channelName)
         let documents = try source.store.documents(in: sourceChannel.id)
         let documentBytes = documents.reduce(0) { $0 + $1.bytes.count }
@@ -26,7 +26,7 @@ enum SyncBenchmark {
         let directory = NSTemporaryDirectory() + "dongne-bench-sync-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let joiner = try await Node.start(
-            Configuration(dataDirectory: directory, displayName: "joiner", listenPort: nil, peers: []))
+            Configuration.bench(dataDirectory: directory, displayName: "joiner", listenPort: nil, peers: []))
         let joinerChannel = try await joiner.join(channelName)
         let start = ContinuousClock.now
         try await joiner.connect(to: "127.0.0.1:\(source.listeningAddress!.split(separator: ":").last!)")

@@ -20,8 +20,9 @@ struct ThreadFixture: Sendable {
 
     var directory: String { FileManager.default.currentDirectoryPath + "/.build/bench/" + name }
 
-    /// The marker of a finished fixture names the schema it was made with; another schema makes it again.
-    var marker: String { directory + "/complete-" + Store.schemaFingerprint }
+    /// The marker of a finished fixture names the schema it was made with (and that its keys are stamped);
+    /// another makes it again.
+    var marker: String { directory + "/complete-stamped-" + Store.schemaFingerprint }
 
     /// Makes the fixture if it is not there yet, in a child process running `dongne-bench make-fixture NAME`.
     func ensure() throws {
@@ -41,7 +42,7 @@ struct ThreadFixture: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let store = try Store(path: directory + "/dongne.sqlite")
-        let authors = (0..<50).map { SigningKey(seed: [UInt8](repeating: UInt8($0), count: 32))! }
+        let authors = (0..<50).map { BenchAdmission.key(seed: [UInt8](repeating: UInt8($0), count: 32)) }
         let filler = String(repeating: "떡볶이 ", count: padding)
         for (name, count) in channels {
             let channel = try ChannelName(normalizing: name).id

@@ -75,7 +75,9 @@ case ("generate", 3):
 case ("ingest", 3):
     let documents = readDocuments(arguments[1])
     do {
-        let store = try Store(path: arguments[2])
+        // The probe tests durability, not admission: one unstamped key writes everything.
+        let store = try Store(
+            path: arguments[2], admission: AdmissionPolicy(requiredStampStrength: 0, authorQuotaBytes: .max))
         await ingest(documents, into: store)
         store.close()
         print("done")

@@ -17,11 +17,13 @@ struct CommandLineOptions: Equatable {
     var discovery = true
     /// Hours after a poster's first message in a channel reached this node that their reports count there.
     var reporterStandingHours = Double(ModerationPolicy.defaultReporterStandingAge) / 3_600_000
+    /// The stamp strength every author must show (PROTOCOL.md §1.13), this node's own included.
+    var stampStrength = IdentityStamp.defaultRequiredStrength
 
     static let usage = """
         usage: dongne [--data DIR] [--name NAME] [--channel NAME] [--region NAME] [--port N] [--listen ADDRESS]
-                      [--peer HOST:PORT]… [--network-key SECRET] [--reporter-standing HOURS] [--no-dnssd]
-                      [--json] [--help]
+                      [--peer HOST:PORT]… [--network-key SECRET] [--reporter-standing HOURS] [--stamp-strength BITS]
+                      [--no-dnssd] [--json] [--help]
 
           --data DIR        where the identity key and the store live (default: \(Configuration.defaultDataDirectory))
           --name NAME       the name shown beside your messages (a label, not an identity)
@@ -35,6 +37,11 @@ struct CommandLineOptions: Equatable {
                             count someone's reports in a channel once their first message there reached you
                             this many hours before (default 24; 0: at once, for a network whose members all
                             know each other)
+          --stamp-strength BITS
+                            store only documents whose author's identity stamp shows 2^BITS hashes of work
+                            (default \(IdentityStamp.defaultRequiredStrength): a few seconds once per identity; 0: none, for
+                            a network whose members all know each other); every node of a network should
+                            use the same
           --no-dnssd        do not advertise this node or look for others with DNS-SD (Avahi)
           --json            print every event as one JSON object per line
           --help            show this help
@@ -52,7 +59,7 @@ struct CommandLineOptions: Equatable {
             case "--json": options.json = true
             case "--no-dnssd": options.discovery = false
             case "--data", "--name", "--channel", "--region", "--port", "--listen", "--peer", "--network-key",
-                "--reporter-standing":
+                "--reporter-standing", "--stamp-strength":
                 guard let value = rest.popFirst(), !value.isEmpty else {
                     return .failure(UsageError(message: "\(argument) needs a value"))
                 }
@@ -86,6 +93,9 @@ struct CommandLineOptions: Equatable {
                 return "--reporter-standing takes a number of hours from 0 to 8760"
             }
             reporterStandingHours = hours
+        case "--stamp-strength":
+            guard let bits = Int(value), (0...32).contains(bits) else { return "--stamp-strength takes a number of bits from 0 to 32" }
+            stampStrength = bits
         default: networkKey = value
         }
         return nil

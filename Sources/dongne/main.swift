@@ -32,7 +32,16 @@ var configuration = Configuration(
     networkPassphrase: options.networkKey, discovery: options.discovery)
 configuration.listenAddress = options.listenAddress
 configuration.reporterStandingAge = UInt64(options.reporterStandingHours * 3_600_000)
+configuration.admission.requiredStampStrength = options.stampStrength
 
+var identityStatus = stat()
+if options.stampStrength > 0, stat(options.dataDirectory + "/" + IdentityFile.fileName, &identityStatus) != 0,
+    errno == ENOENT
+{
+    // The first start mines the new identity's stamp: say why it takes a moment (to standard error, so JSON
+    // readers of standard output see only events).
+    FileHandle.standardError.write(Data("making a new identity and its stamp (a few seconds, once)…\n".utf8))
+}
 let node: Node
 do { node = try await Node.start(configuration) } catch { fail("\(error)", status: 1) }
 

@@ -53,8 +53,25 @@ import Testing
         #expect(settings.refusalNoticeInterval == 10_000 && settings.hostRefusalsForgivenPerSecond == 1)
     }
 
+    @Test func theAdmissionTableIsTheCodesDefaults() {
+        let section = Self.specification.components(separatedBy: "### 1.13 Admission")[1]
+            .components(separatedBy: "###")[0]
+        var rows: [String: UInt64] = [:]
+        for line in section.split(separator: "\n") where line.hasPrefix("| `") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            rows[cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))] = UInt64(cells[1])
+        }
+        #expect(
+            rows == [
+                "IdentityStamp.defaultRequiredStrength": UInt64(IdentityStamp.defaultRequiredStrength),
+                "IdentityStamp.maximumUsefulStrength": UInt64(IdentityStamp.maximumUsefulStrength),
+                "AdmissionPolicy.defaultAuthorQuotaBytes": UInt64(AdmissionPolicy.defaultAuthorQuotaBytes),
+                "AdmissionPolicy.maximumQuotaDoublings": UInt64(AdmissionPolicy.maximumQuotaDoublings),
+            ])
+    }
+
     @Test func thePrefixesInTheSpecificationAreTheCodes() {
-        for prefix in [Document.idPrefix, Document.signaturePrefix, ChannelName.idPrefix] {
+        for prefix in [Document.idPrefix, Document.signaturePrefix, ChannelName.idPrefix, IdentityStamp.prefix] {
             #expect(Self.specification.contains(Hex.encode(prefix)))
         }
     }

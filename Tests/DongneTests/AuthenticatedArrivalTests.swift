@@ -23,7 +23,7 @@ import Testing
         let directory = NSTemporaryDirectory() + "dongne-authenticated-" + UUID().uuidString
 
         init() async throws {
-            a = try await Node.start(Configuration(dataDirectory: directory, displayName: "a", listenPort: 0))
+            a = try await Node.start(Configuration.testing(dataDirectory: directory, displayName: "a", listenPort: 0))
             seoul = try await a.join("서울특별시").id
             port = try #require(a.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
             author = try await RawPeer(port: port, identity: authorKey)

@@ -17,7 +17,7 @@ import Testing
     @Test func smallDocumentsGoAsDatagramsAndReplayedOrForgedDatagramsAreDropped() async throws {
         let directory = NSTemporaryDirectory() + "dongne-datagram-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let node = try await Node.start(Configuration(dataDirectory: directory, displayName: "a", listenPort: 0))
+        let node = try await Node.start(Configuration.testing(dataDirectory: directory, displayName: "a", listenPort: 0))
         let seoul = try await node.join("서울특별시")
         let port = try #require(node.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
         let inbox = Inbox()

@@ -13,7 +13,7 @@ import Testing
         defer { for directory in directories { try? FileManager.default.removeItem(atPath: directory) } }
         // The sender listens (an inbound session writes nothing to its store, which would commit the held
         // message with it) and holds its message's commit for longer than the test: throughout.
-        var configuration = Configuration(dataDirectory: directories[0], displayName: "민지", listenPort: 0)
+        var configuration = Configuration.testing(dataDirectory: directories[0], displayName: "민지", listenPort: 0)
         configuration.deferredCommitDelay = .seconds(600)
         let a = try await Node.start(configuration)
         let seoulA = try await a.join("서울특별시")
@@ -26,7 +26,7 @@ import Testing
 
         let port = try #require(a.listeningAddress?.split(separator: ":").last)
         let b = try await Node.start(
-            Configuration(dataDirectory: directories[1], displayName: "준호", peers: ["127.0.0.1:\(port)"]))
+            Configuration.testing(dataDirectory: directories[1], displayName: "준호", peers: ["127.0.0.1:\(port)"]))
         let seoulB = try await b.join("서울특별시")
         let shownOnB = Recorder<MessageSnapshot>()
         let registrationB = try seoulB.messages.addSnapshotListener(shownOnB.callback)

@@ -70,7 +70,7 @@ struct TestNode {
         deferredCommitDelay: Duration = .milliseconds(4)
     ) async throws -> TestNode {
         let directory = NSTemporaryDirectory() + "dongne-listen-" + UUID().uuidString
-        var configuration = Configuration(
+        var configuration = Configuration.testing(
             dataDirectory: directory, displayName: name, region: region, reportThreshold: threshold,
             clock: .stepping(from: 1_764_400_000_000))
         configuration.deferredCommitDelay = deferredCommitDelay
@@ -119,5 +119,20 @@ extension Node {
     /// Delivers documents as if a peer had sent them; fails the test if any is refused.
     func receive(_ documents: Document...) async throws {
         for result in await receive(documents.map(\.bytes)) { _ = try result.get() }
+    }
+}
+
+extension Configuration {
+    /// A configuration for tests of everything but admission: no identity stamp asked for (mining the default
+    /// network's stamp takes seconds per node), the default quota. `AdmissionTests` tests the stamps.
+    static func testing(
+        dataDirectory: String, displayName: String, region: String? = nil, reportThreshold: Int = 3,
+        clock: NodeClock = .system, listenPort: UInt16? = nil, peers: [String] = []
+    ) -> Configuration {
+        var configuration = Configuration(
+            dataDirectory: dataDirectory, displayName: displayName, region: region, reportThreshold: reportThreshold,
+            clock: clock, listenPort: listenPort, peers: peers)
+        configuration.admission = .withoutStamps
+        return configuration
     }
 }

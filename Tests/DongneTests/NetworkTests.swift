@@ -80,8 +80,8 @@ final class NodeProcess: @unchecked Sendable {
     ) throws {
         self.directory = directory
         process.executableURL = URL(fileURLWithPath: REPLProcess.binary)
-        process.arguments =
-            ["--data", directory, "--name", name, "--port", "0", "--no-dnssd", "--json", "--channel", "서울특별시"] + extra
+        process.arguments = REPLProcess.testArguments(
+            ["--data", directory, "--name", name, "--port", "0", "--no-dnssd", "--json", "--channel", "서울특별시"] + extra)
         let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -144,7 +144,7 @@ final class NodeProcess: @unchecked Sendable {
 @Suite struct NetworkMetadataTests {
     static func node(_ name: String, listen: Bool, peers: [String] = []) async throws -> (Node, String) {
         let directory = NSTemporaryDirectory() + "dongne-meta-" + UUID().uuidString
-        let configuration = Configuration(
+        let configuration = Configuration.testing(
             dataDirectory: directory, displayName: name, listenPort: listen ? 0 : nil, peers: peers)
         return (try await Node.start(configuration), directory)
     }
@@ -185,16 +185,16 @@ final class NodeProcess: @unchecked Sendable {
         let directoryA = NSTemporaryDirectory() + "dongne-redial-a-" + UUID().uuidString
         let directoryB = NSTemporaryDirectory() + "dongne-redial-b-" + UUID().uuidString
         defer { for directory in [directoryA, directoryB] { try? FileManager.default.removeItem(atPath: directory) } }
-        var a: Node? = try await Node.start(Configuration(dataDirectory: directoryA, displayName: "a", listenPort: 0))
+        var a: Node? = try await Node.start(Configuration.testing(dataDirectory: directoryA, displayName: "a", listenPort: 0))
         let port = try #require(a?.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
         let b = try await Node.start(
-            Configuration(dataDirectory: directoryB, displayName: "b", peers: ["127.0.0.1:\(port)"]))
+            Configuration.testing(dataDirectory: directoryB, displayName: "b", peers: ["127.0.0.1:\(port)"]))
         #expect(await Self.eventually { await b.peers().count == 1 })
         await a?.stop()
         a = nil
         #expect(await Self.eventually { await b.peers().isEmpty })
         // The same node comes back on the same port: b finds it again by itself.
-        let back = try await Node.start(Configuration(dataDirectory: directoryA, displayName: "a", listenPort: port))
+        let back = try await Node.start(Configuration.testing(dataDirectory: directoryA, displayName: "a", listenPort: port))
         #expect(await Self.eventually(seconds: 10) { await b.peers().count == 1 })
         #expect(try b.store.knownPeers() == ["127.0.0.1:\(port)"], "remembered for the next start")
         await b.stop()
@@ -216,11 +216,11 @@ final class NodeProcess: @unchecked Sendable {
     @Test func aJunkSenderIsCutOffWhileHonestPeersKeepChatting() async throws {
         let directories = (0..<2).map { _ in NSTemporaryDirectory() + "dongne-junk-" + UUID().uuidString }
         defer { for directory in directories { try? FileManager.default.removeItem(atPath: directory) } }
-        let a = try await Node.start(Configuration(dataDirectory: directories[0], displayName: "a", listenPort: 0))
+        let a = try await Node.start(Configuration.testing(dataDirectory: directories[0], displayName: "a", listenPort: 0))
         let seoulA = try await a.join("서울특별시")
         let port = try #require(a.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
         let b = try await Node.start(
-            Configuration(dataDirectory: directories[1], displayName: "b", peers: ["127.0.0.1:\(port)"]))
+            Configuration.testing(dataDirectory: directories[1], displayName: "b", peers: ["127.0.0.1:\(port)"]))
         let seoulB = try await b.join("서울특별시")
         #expect(await ReconnectionTests.eventually { await a.peers().count == 1 })
 

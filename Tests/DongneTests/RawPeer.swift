@@ -55,6 +55,9 @@ final class RawPeer: @unchecked Sendable {
         }
     }
 
+    /// Where the session stands, for a failing test's message.
+    var state: String { lock.withLock { established ? "established" : closed ? "closed in its handshake" : "in its handshake" } }
+
     /// Waits for the session; false if it did not come up within `seconds`.
     func waitUntilEstablished(seconds: Int = 5) async -> Bool {
         await ReconnectionTests.eventually(seconds: seconds) { self.lock.withLock { self.established } }

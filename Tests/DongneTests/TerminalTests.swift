@@ -14,7 +14,7 @@ import DongneTestSupport
         let directory = NSTemporaryDirectory() + "dongne-tty-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try terminal.start(
-            "\(REPLProcess.binary) --data \(directory) --name 준호 --port 0 --no-dnssd --peer 127.0.0.1:\(port) --channel 서울특별시")
+            "\(REPLProcess.binary) --data \(directory) --name 준호 --port 0 --no-dnssd --stamp-strength 16 --peer 127.0.0.1:\(port) --channel 서울특별시")
         #expect(await terminal.waitFor { $0.contains { $0.contains("connected, to 127.0.0.1") } })
         try terminal.keys("half typed")
         #expect(await terminal.waitFor { $0.last == "[서울특별시] half typed" })

@@ -68,7 +68,11 @@ import Testing
         var more: [RawPeer] = []
         for _ in 0..<20 {
             let group = try await Self.connect(more.isEmpty ? 9 : 10, to: port, first: 2 + more.count)
-            for peer in group { #expect(await peer.waitUntilEstablished(seconds: 20)) }
+            for peer in group {
+                #expect(
+                    await peer.waitUntilEstablished(seconds: 20),
+                    "peer \(more.count + 2): \(peer.state); group: \(group.map(\.state)); the node said: \(node.lines.filter { ($0["event"] as? String ?? "").hasPrefix("peer-refused") }.suffix(5))")
+            }
             more += group
         }
         #expect(await node.waitFor { _ in Self.joined(node) == 200 })

@@ -120,10 +120,17 @@ enum REPLProcess {
     static let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         .appendingPathComponent("dongne").path
 
+    /// What tests put before their own arguments: a stamp of strength 16 (PROTOCOL.md §1.13), mined in
+    /// milliseconds, where the default network's 24 would take seconds per start; a test that passes
+    /// `--stamp-strength` itself keeps its own.
+    static func testArguments(_ arguments: [String]) -> [String] {
+        arguments.contains("--stamp-strength") ? arguments : ["--stamp-strength", "16"] + arguments
+    }
+
     static func run(_ arguments: [String], input: String) throws -> (status: Int32, output: String, errors: String) {
         let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
+        process.arguments = testArguments(arguments)
         var environment = ProcessInfo.processInfo.environment
         environment["TZ"] = "UTC"
         environment["DONGNE_CLOCK_START"] = "\(TranscriptTests.clockStart)"

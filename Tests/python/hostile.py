@@ -20,8 +20,12 @@ Every loop that sends is bounded in count and in time; nothing is multicast; eve
 ended here, by its own handle, and the node's data directory is removed, also on failure.
 
 Scenarios (each scenario_* below says what it does; Tests/python/test_hostile.py says what each must show):
-quiet (no attacker: the baseline), junk, trickle, descriptors, udp, reconcile, request, future, sybil, and
-sybil-text (sybil with ordinary text messages).
+quiet (no attacker: the baseline), junk, trickle, descriptors, udp, reconcile, request, future, sybil,
+sybil-text (sybil with ordinary text messages), sybil-stamped (keys with stamps, each up to its quota), reports.
+
+The node asks the default network's identity stamp (`--stamp-strength 24`, PROTOCOL.md §1.13). The honest peer
+and the attackers that need stamps (the future, reports and sybil-stamped scenarios) use the stamped identities
+of peer.STAMPED, found once; the Sybil floods use fresh keys without stamps.
 """
 
 import argparse
@@ -50,6 +54,7 @@ from peer import (  # noqa: E402
     CHANNEL,
     DONGNE,
     MAXIMUM_CREATED,
+    QUICK_STAMP_SEED,
     MAXIMUM_DOCUMENT_BYTES,
     Node,
     Peer,
@@ -59,12 +64,22 @@ from peer import (  # noqa: E402
     measure_delivery,
     now_ms,
     sign_document,
+    stamped_identity,
 )
 
 NODE_HOST = "127.0.0.1"
 HONEST_SOURCE = "127.0.0.1"
 ATTACK_LIMIT = 20.0  # every attack bounds itself below this; one silent 10 s past it is killed
 MIB = 1024 * 1024
+STAMP_STRENGTH = 24  # the default network's (PROTOCOL.md §1.13), asked of every author
+AUTHOR_QUOTA = 1 << 20  # bytes per channel at that strength, doubling per extra bit (§1.13)
+HONEST_IDENTITY = 3  # peer.STAMPED[3]: strength 27, a quota of 8 MiB, room for the fills below
+
+
+def stamped(index):
+    """dial_live options for the stamped identity peer.STAMPED[index]."""
+    identity, stamp, _ = stamped_identity(index)
+    return {"identity": identity, "stamp": stamp}
 
 
 # Measuring the node.
@@ -461,11 +476,11 @@ UNKNOWN_KIND = 4242
 
 def unknown_document(identity, created, size=MAXIMUM_DOCUMENT_BYTES):
     """A valid document of a kind §1.4 does not define, in the channel, padded to exactly `size` bytes with a
-    byte string at key 5 (§1.7: unknown kinds may use any key from 5 up)."""
+    byte string at key 6 (§1.7: unknown kinds may use any key from 6 up)."""
     unsigned = {0: 1, 1: UNKNOWN_KIND, 2: bytes(identity.verify_key), 3: created, 4: channel_id(CHANNEL)}
-    padding = size - 67 - len(cbor2.dumps({**unsigned, 5: b""}, canonical=True))
+    padding = size - 67 - len(cbor2.dumps({**unsigned, 6: b""}, canonical=True))
     for _ in range(4):  # the byte string's head grows with its length
-        unsigned[5] = os.urandom(max(0, padding))
+        unsigned[6] = os.urandom(max(0, padding))
         overshoot = len(sign_document(identity, unsigned)) - size
         if overshoot == 0:
             break
@@ -571,7 +586,8 @@ class Harness:
     def __init__(self, binary, wrapper=()):
         self.started = time.monotonic()
         self.stderr = tempfile.TemporaryFile()
-        self.node = Node([], binary=binary, wrapper=wrapper, stderr=self.stderr)
+        self.node = Node(["--stamp-strength", str(STAMP_STRENGTH)], binary=binary, wrapper=wrapper,
+                         stderr=self.stderr, seed=QUICK_STAMP_SEED)
         self.peers = []
         self.children = []
         self.sampler = None
@@ -587,7 +603,7 @@ class Harness:
         self.result = {}
 
     def honest(self, **options):
-        peer, tries = dial_live(self.port, source=HONEST_SOURCE, **options)
+        peer, tries = dial_live(self.port, source=HONEST_SOURCE, **{**stamped(HONEST_IDENTITY), **options})
         self.peers.append(peer)
         peer.reconciled.wait(5)
         return peer, tries
@@ -805,7 +821,7 @@ def scenario_future(harness):
     `/history 20` show?"""
     honest, _ = harness.honest()
     harness.mark_attack()
-    attacker, _ = dial_live(harness.port, source="127.0.0.3", reconcile=False)
+    attacker, _ = dial_live(harness.port, source="127.0.0.3", reconcile=False, **stamped(2))
     harness.peers.append(attacker)
     tag = os.urandom(3).hex()
     far_texts = [f"미래 끝 {index} {tag}" for index in range(20)]
@@ -849,8 +865,9 @@ def scenario_future(harness):
 def scenario_sybil(harness):
     honest, _ = harness.honest()
     honest.keep_documents = False
+    before = honest.received_count  # the node's own documents, sent when the session began
     delivery, attack = during(harness, "sybil", {"port": harness.port}, honest, "sybil", ramp=1.0)
-    attack["honest_received_documents"] = honest.received_count
+    attack["honest_received_documents"] = honest.received_count - before
     return {"honest": delivery, "attack": attack}
 
 
@@ -859,10 +876,64 @@ def scenario_sybil_text(harness):
     instead of an unknown kind, which nodes now take only within a byte budget (PROTOCOL.md §1.7)."""
     honest, _ = harness.honest()
     honest.keep_documents = False
+    before = honest.received_count
     delivery, attack = during(harness, "sybil", {"port": harness.port, "unknown": False}, honest, "sybil-text",
                               ramp=1.0)
-    attack["honest_received_documents"] = honest.received_count
+    attack["honest_received_documents"] = honest.received_count - before
     return {"honest": delivery, "attack": attack}
+
+
+def stored_bytes_by_author(directory):
+    """{author hex: bytes of its stored documents} in the node's store, read with Python's sqlite3 (read-only,
+    beside the running node: the store is in WAL mode)."""
+    import sqlite3
+    connection = sqlite3.connect(f"file:{directory}/dongne.sqlite?mode=ro", uri=True, timeout=5)
+    try:
+        rows = connection.execute("SELECT author, sum(length(bytes)) FROM documents GROUP BY author").fetchall()
+    finally:
+        connection.close()
+    return {author.hex(): total for author, total in rows}
+
+
+def scenario_sybil_stamped(harness, documents=1300, per_batch=4):
+    """Three keys with stamps (strengths 24, 24 and 26: quotas of 1, 1 and 4 MiB in the channel) each send
+    `documents` text messages of about 3,900 bytes (5 MB each) from their own address. What does the node keep
+    of each, against the quota of PROTOCOL.md §1.13?"""
+    honest, _ = harness.honest()
+    honest.keep_documents = False
+    harness.mark_attack()
+    created = now_ms() - documents
+    attackers = []
+    for number, index in enumerate((4, 5, 1)):
+        identity, stamp, strength = stamped_identity(index)
+        peer, _ = dial_live(harness.port, source=f"127.0.4.{number + 1}", reconcile=False,
+                            identity=identity, stamp=stamp)
+        harness.peers.append(peer)
+        peer.keep_documents = False
+        made = [peer.signed_message(f"도배 {n} {os.urandom(4).hex()} " + "가" * 1290, created=created + n)
+                for n in range(documents)]
+        attackers.append((peer, made, strength))
+    results = [None] * len(attackers)
+
+    def send(slot):
+        peer, made, _ = attackers[slot]
+        results[slot] = fill(peer, made, per_batch, timeout=30.0)
+
+    threads = [threading.Thread(target=send, args=(slot,), daemon=True) for slot in range(len(attackers))]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)
+    delivery = measure_delivery(harness.node, honest, "sybil-stamped")
+    for thread in threads:
+        thread.join(timeout=60)
+    stored = stored_bytes_by_author(harness.node.directory)
+    keys = []
+    for (peer, made, strength), result in zip(attackers, results):
+        author = bytes(peer.identity.verify_key).hex()
+        keys.append({"strength": strength, "quota": AUTHOR_QUOTA << (strength - STAMP_STRENGTH),
+                     "sent_bytes": sum(len(document) for document in made),
+                     "acknowledged": bool(result and result[0]), "stored_bytes": stored.get(author, 0)})
+    return {"honest": delivery, "attack": {"keys": keys, "honest_received_documents": honest.received_count}}
 
 
 def history(harness, count=20):
@@ -883,8 +954,9 @@ def history(harness, count=20):
 
 
 def scenario_reports(harness):
-    """Three fresh keys each post once in the channel, then report an honest message (six documents): the attack
-    that hid any message on every node within milliseconds. Is the honest message still in `/history`?"""
+    """Three keys each post once in the channel, then report an honest message (six documents): the attack that
+    hid any message on every node within milliseconds. The keys carry stamps (else the node would not even store
+    their posts), so what is tested is reporter standing. Is the honest message still in `/history`?"""
     honest, _ = harness.honest()
     tag = os.urandom(3).hex()
     target_text = f"신고당할 글 {tag}"
@@ -894,7 +966,7 @@ def scenario_reports(harness):
     began = time.monotonic()
     acknowledged = 0
     for index in range(3):
-        attacker, _ = dial_live(harness.port, source=f"127.0.0.{3 + index}", reconcile=False)
+        attacker, _ = dial_live(harness.port, source=f"127.0.0.{3 + index}", reconcile=False, **stamped(index))
         harness.peers.append(attacker)
         post = attacker.signed_message(f"안녕 {index} {tag}")
         unsigned = {0: 1, 1: 3, 2: bytes(attacker.identity.verify_key), 3: now_ms(), 4: channel_id(CHANNEL),

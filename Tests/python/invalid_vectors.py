@@ -23,6 +23,8 @@ VECTORS = json.loads(DOCUMENTS_PATH.read_text())
 PREFIX = {name: bytes.fromhex(value) for name, value in VECTORS["prefixes"].items()}
 ALICE = nacl.signing.SigningKey(bytes(range(32)))
 BASE_TIME = 1_764_400_000_000  # Sources/DongneVectors/ValidVectors.swift
+# Alice's identity stamp, as the vector file lists it (the strength test in test_vectors.py checks it).
+ALICE_STAMP = bytes.fromhex(next(key["stamp"] for key in VECTORS["keys"] if key["name"] == "alice"))
 
 
 def head(major: int, argument: int) -> bytes:
@@ -84,6 +86,7 @@ class RawMap:
         entries = [(0, unsigned(1)), (1, unsigned(kind)), (2, byte_string(bytes(ALICE.verify_key))), (3, unsigned(BASE_TIME))]
         if channel is not None:
             entries.append((4, byte_string(channel)))
+        entries.append((5, byte_string(ALICE_STAMP)))
         return RawMap(entries)
 
     @staticmethod

@@ -43,6 +43,38 @@ MAXIMUM_CREATED = 2**53 - 1  # PROTOCOL.md §1.9
 MAXIMUM_DOCUMENT_BYTES = 16384  # PROTOCOL.md §1.9
 
 
+# Identities with stamps (PROTOCOL.md §1.13) found once, so tests need not mine: the seed is 32 times the byte,
+# the stamp the counter as 8 big-endian bytes; stamp_strength() checks them.
+STAMPED = [(0xd0, 3_700_832, 24), (0xd1, 21_014_464, 26), (0xd2, 21_127_027, 26), (0xd3, 9_600_280, 27),
+           (0xd4, 10_499_986, 24), (0xd5, 8_170_539, 24)]
+
+
+def stamp_strength(public_key: bytes, stamp: bytes) -> int:
+    """Leading zero bits of BLAKE2b-256(prefix ‖ author ‖ stamp)."""
+    digest = hashlib.blake2b(PREFIX["identityStamp"] + public_key + stamp, digest_size=32).digest()
+    return 256 - int.from_bytes(digest, "big").bit_length()
+
+
+def stamped_identity(index):
+    """(nacl SigningKey, stamp bytes, strength) of STAMPED[index]."""
+    seed, counter, strength = STAMPED[index]
+    return nacl.signing.SigningKey(bytes([seed]) * 32), counter.to_bytes(8, "big"), strength
+
+
+# A node identity whose first stamp of strength 24 is counter 11,068 (found by trying seeds): a node started with
+# it mines the default network's stamp in milliseconds rather than seconds, so tests need not wait for it.
+QUICK_STAMP_SEED = bytes([0xE0] * 28 + [0x00, 0x00, 0x07, 0x2C])
+
+
+def mine_stamp(public_key: bytes, strength: int) -> bytes:
+    """The first counter that makes a stamp of `strength` for `public_key` (2^strength hashes on average:
+    for small strengths only)."""
+    counter = 0
+    while stamp_strength(public_key, counter.to_bytes(8, "big")) < strength:
+        counter += 1
+    return counter.to_bytes(8, "big")
+
+
 def channel_id(name: str) -> bytes:
     return hashlib.blake2b(PREFIX["channelID"] + name.encode(), digest_size=32).digest()
 
@@ -56,8 +88,11 @@ def document_id(document: bytes) -> bytes:
     return hashlib.blake2b(PREFIX["documentID"] + document[1:-66], digest_size=32).digest()
 
 
-def sign_document(identity, unsigned):
-    """The signed document of an `unsigned` field map by `identity` (a nacl SigningKey), PROTOCOL.md §1.2."""
+def sign_document(identity, unsigned, stamp=None):
+    """The signed document of an `unsigned` field map by `identity` (a nacl SigningKey), PROTOCOL.md §1.2; with
+    `stamp` at key 5 (§1.13) when given."""
+    if stamp is not None:
+        unsigned = {**unsigned, 5: stamp}
     encoded = cbor2.dumps(unsigned, canonical=True)
     identifier = hashlib.blake2b(PREFIX["documentID"] + encoded, digest_size=32).digest()
     signature = identity.sign(PREFIX["signature"] + identifier).signature
@@ -71,10 +106,18 @@ class Node:
     its first `message` line was read. `wrapper` goes before the binary (e.g. `prlimit --nofile=256:256 --`).
     """
 
-    def __init__(self, extra, binary=None, wrapper=(), stderr=None):
+    def __init__(self, extra, binary=None, wrapper=(), stderr=None, seed=None):
+        # Unless told otherwise, the node asks no stamp of its peers' authors (PROTOCOL.md §1.13): these peers'
+        # keys are fresh, and the hostile tests pass the default strength themselves.
+        if "--stamp-strength" not in extra:
+            extra = ["--stamp-strength", "0"] + list(extra)
         self.binary = pathlib.Path(binary or DONGNE)
         assert self.binary.exists(), f"build first: {self.binary} is missing"
         self.directory = tempfile.mkdtemp(prefix="dongne-live-")
+        if seed is not None:  # the node's identity: its key file, as the node writes one (hex, mode 0600)
+            descriptor = os.open(f"{self.directory}/identity.key", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "w") as key_file:
+                key_file.write(seed.hex() + "\n")
         self.lines = queue.Queue()
         self.seen = []
         self.timed = []  # (monotonic time the line was read, line), appended by the reader thread
@@ -147,10 +190,11 @@ class Node:
 class Peer:
     """One end of a dongne session built from the spec with noiseprotocol, PyNaCl and cbor2."""
 
-    def __init__(self, sock, initiator, network_key=bytes.fromhex(DEFAULT_NETWORK_KEY), identity=None):
+    def __init__(self, sock, initiator, network_key=bytes.fromhex(DEFAULT_NETWORK_KEY), identity=None, stamp=None):
         self.sock = sock
         self.initiator = initiator
         self.identity = identity or nacl.signing.SigningKey.generate()
+        self.stamp = stamp  # put at key 5 of every document this peer signs, when set
         self.static = nacl.public.PrivateKey.generate()
         self.noise = NoiseConnection.from_name(b"Noise_XXpsk3_25519_ChaChaPoly_BLAKE2b")
         self.noise.set_as_initiator() if initiator else self.noise.set_as_responder()
@@ -255,8 +299,8 @@ class Peer:
                 return messages
 
     def sign(self, unsigned):
-        """The signed document of an `unsigned` field map (PROTOCOL.md §1.2)."""
-        return sign_document(self.identity, unsigned)
+        """The signed document of an `unsigned` field map (PROTOCOL.md §1.2), with this peer's stamp if any."""
+        return sign_document(self.identity, unsigned, self.stamp)
 
     def signed_message(self, text, created=None, channel=CHANNEL, name="파이썬"):
         """A text message document in the channel, built from the valid vector's layout; `created` in ms."""
@@ -265,6 +309,7 @@ class Peer:
         unsigned.update({2: bytes(self.identity.verify_key), 3: now_ms() if created is None else created,
                          4: channel_id(channel)})
         unsigned.update({8: name, 9: text})
+        unsigned.pop(5)  # the vector author's stamp; sign() puts this peer's
         return self.sign(unsigned)
 
     def gossip(self, message):

@@ -160,15 +160,35 @@ def test_future_dated_messages_stay_out_of_history(binary, quiet):
           and f"/history 20 lacks honest messages {[text for text in honest if text not in history]}: {history}")
 
 
+def sybil_problems(result):
+    """Fresh keys without stamps (PROTOCOL.md §1.13) come up as sessions, and nothing of theirs is stored or
+    relayed: the honest peer, which carries the channel, receives none of their documents."""
+    attack = result.get("attack", {})
+    return [attack.get("sessions", 0) == 0 and "no sybil session came up",
+            attack.get("honest_received_documents", 0) != 0
+            and f"the node relayed {attack.get('honest_received_documents')} of the flood's documents"]
+
+
 def test_sybil_identities(binary, quiet):
     result = run("sybil", binary)
-    check(result, quiet, result.get("attack", {}).get("sessions", 0) == 0 and "no sybil session came up")
+    check(result, quiet, *sybil_problems(result))
 
 
 def test_sybil_identities_posting_text(binary, quiet):
     """Not one of the brief's first scenarios: sybil with ordinary text messages, which no kind budget bounds."""
     result = run("sybil-text", binary)
-    check(result, quiet, result.get("attack", {}).get("sessions", 0) == 0 and "no sybil session came up")
+    check(result, quiet, *sybil_problems(result))
+
+
+def test_stamped_identities_keep_at_most_their_quota(binary, quiet):
+    """Keys that paid for stamps each flood the channel with 5 MB of text: the node keeps at most each one's quota
+    (1 MiB at the required strength, doubling per extra bit), and nearly all of it, whatever was sent."""
+    result = run("sybil-stamped", binary)
+    keys = result.get("attack", {}).get("keys", [])
+    over = [key for key in keys if not key["quota"] - 4_000 < key["stored_bytes"] <= key["quota"]]
+    check(result, quiet, len(keys) != 3 and f"not three attackers: {result.get('attack')}",
+          over and f"stored bytes not within 4,000 bytes under each quota: {over}",
+          any(not key["acknowledged"] for key in keys) and f"a flood was not acknowledged to its end: {keys}")
 
 
 def test_three_fresh_keys_that_post_then_report_hide_nothing(binary, quiet):

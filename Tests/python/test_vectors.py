@@ -24,7 +24,7 @@ VECTORS = json.loads(
 )
 PREFIX = {name: bytes.fromhex(value) for name, value in VECTORS["prefixes"].items()}
 
-HEADER = {0: "version", 1: "kind", 2: "author", 3: "created", 4: "channel"}
+HEADER = {0: "version", 1: "kind", 2: "author", 3: "created", 4: "channel", 5: "stamp"}
 BODY = {  # kind number -> {key: field name}, from PROTOCOL.md
     1: {8: "name", 9: "description"},
     2: {8: "senderName", 9: "text", 10: "photo", 11: "location"},
@@ -43,6 +43,12 @@ WHITE_SPACE = "".join(
 
 def blake2b256(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=32).digest()
+
+
+def stamp_strength(author: bytes, stamp: bytes) -> int:
+    """Leading zero bits of BLAKE2b-256(prefix ‖ author ‖ stamp), as PROTOCOL.md §1.13 defines a stamp's strength."""
+    digest = int.from_bytes(blake2b256(PREFIX["identityStamp"] + author + stamp), "big")
+    return 256 - digest.bit_length()
 
 
 def canonical(value) -> bytes:
@@ -75,6 +81,8 @@ def test_valid_vector(vector):
     author = unsigned_map[2]
     assert author.hex() == vector["publicKey"]
     nacl.signing.VerifyKey(author).verify(PREFIX["signature"] + document_id, signature)
+    key = next(k for k in VECTORS["keys"] if k["publicKey"] == author.hex())
+    assert unsigned_map[5].hex() == key["stamp"], "every vector carries its author's stamp"
 
     kind = unsigned_map[1]
     names = {**HEADER, **BODY.get(kind, {})}
@@ -108,6 +116,9 @@ def test_keys_and_fingerprints(key):
     bits = "".join(f"{byte:08b}" for byte in public)
     bits += "0" * (-len(bits) % 5)
     assert "".join(ZBASE32[int(bits[i : i + 5], 2)] for i in range(0, len(bits), 5)) == key["fingerprint"]
+    strength = stamp_strength(public, bytes.fromhex(key["stamp"]))
+    assert strength == key["stampStrength"] >= 24, "the default network asks for a stamp of strength 24"
+    assert PREFIX["identityStamp"] == b"dongne.identity.stamp.v1\x00"
 
 
 @pytest.mark.parametrize("channel", VECTORS["channels"], ids=lambda c: c["normalized"])

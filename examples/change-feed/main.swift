@@ -23,7 +23,10 @@ func text(_ message: MessageSnapshot) -> String {
     }
 }
 
-let node = try await Node.start(Configuration(dataDirectory: directory, displayName: "change-feed"))
+var configuration = Configuration(dataDirectory: directory, displayName: "change-feed")
+// The demo's node talks to no one: it skips mining the identity stamp peers would ask of it (a few seconds).
+if demo { configuration.admission = .withoutStamps }
+let node = try await Node.start(configuration)
 let channel = try node.channel(named: channelName)
 let printed = Counter()
 // The last two messages, oldest first: watch messages enter and leave the window.

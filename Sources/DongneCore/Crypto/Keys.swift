@@ -49,12 +49,16 @@ public struct Signature: Hashable, Sendable {
 public struct SigningKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The public half: the author key that goes into every document this key signs.
     public let publicKey: PublicKey
+    /// The proof of work this key puts in every document it signs (``IdentityStamp``); nil signs without one,
+    /// which only networks that ask for no work accept.
+    public private(set) var stamp: IdentityStamp?
     private let seed: [UInt8]
     private let secretKey: [UInt8]
 
-    /// The key pair derived from a 32-byte seed; nil for any other length.
-    public init?(seed: [UInt8]) {
+    /// The key pair derived from a 32-byte seed, signing with `stamp`; nil for a seed of any other length.
+    public init?(seed: [UInt8], stamp: IdentityStamp? = nil) {
         guard seed.count == 32 else { return nil }
+        self.stamp = stamp
         let pair = Sodium.signKeyPair(seed: seed)
         self.seed = seed
         self.secretKey = pair.secretKey
@@ -67,6 +71,16 @@ public struct SigningKey: Sendable, CustomStringConvertible, CustomDebugStringCo
         defer { Sodium.wipe(&seed) }
         return SigningKey(seed: seed)!
     }
+
+    /// The same key, signing with `stamp` from now on.
+    public func stamped(_ stamp: IdentityStamp) -> SigningKey {
+        var key = self
+        key.stamp = stamp
+        return key
+    }
+
+    /// The strength of this key's stamp (0 without one).
+    public var stampStrength: Int { IdentityStamp.strength(of: stamp, for: publicKey) }
 
     /// The 32-byte seed, for the caller that persists the identity; never log it.
     public var seedBytes: [UInt8] { seed }

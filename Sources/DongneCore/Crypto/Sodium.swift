@@ -30,6 +30,21 @@ enum Sodium {
         return Bytes32(digest)!
     }
 
+    /// Searches `count` counters from `first`, `stride` apart, for one that makes BLAKE2b-256(`input` with its
+    /// last 8 bytes set to the counter, big-endian) start with `bits` zero bits; nil if none does.
+    static func stampSearch(
+        input: [UInt8], first: UInt64, stride: UInt64, count: UInt64, bits: Int
+    ) -> UInt64? {
+        ensureInitialised()
+        var buffer = input
+        var found: UInt64 = 0
+        let hit = buffer.withUnsafeMutableBufferPointer { pointer in
+            dongne_stamp_search(
+                pointer.baseAddress, UInt64(pointer.count), first, stride, count, Int32(bits), &found)
+        }
+        return hit == 1 ? found : nil
+    }
+
     // MARK: Ed25519
 
     /// The public and secret key of the Ed25519 key pair derived from a 32-byte seed.

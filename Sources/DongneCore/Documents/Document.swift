@@ -17,6 +17,8 @@ public struct Document: Hashable, Sendable, Identifiable {
     public let author: PublicKey
     /// Milliseconds since the Unix epoch, by the author's clock.
     public let created: UInt64
+    /// The author's proof of work, if the document carries one (``IdentityStamp``).
+    public let stamp: IdentityStamp?
     /// What the document says.
     public let body: DocumentBody
     /// The author's signature of the id.
@@ -28,6 +30,9 @@ public struct Document: Hashable, Sendable, Identifiable {
     public static let idPrefix: [UInt8] = Array("dongne.document.id.v1".utf8) + [0]
     /// Domain-separation prefix of the signed message.
     public static let signaturePrefix: [UInt8] = Array("dongne.document.sig.v1".utf8) + [0]
+
+    /// The strength of the author's stamp (0 without one).
+    public var stampStrength: Int { IdentityStamp.strength(of: stamp, for: author) }
 
     /// The kind of document.
     public var kind: DocumentKind { body.kind }
@@ -44,12 +49,13 @@ public struct Document: Hashable, Sendable, Identifiable {
         version = unverified.version
         author = unverified.author
         created = unverified.created
+        stamp = unverified.stamp
         body = unverified.body
         signature = unverified.signature
         bytes = unverified.bytes
     }
 
-    /// Signs `body` as `key`, with `created` in milliseconds since the Unix epoch.
+    /// Signs `body` as `key`, with `created` in milliseconds since the Unix epoch and the key's stamp, if any.
     ///
     /// The same rules as decoding apply first, so a node never signs what its peers would refuse.
     public static func sign(_ body: DocumentBody, created: UInt64, by key: SigningKey) throws(DocumentError) -> Document
@@ -65,6 +71,7 @@ public struct Document: Hashable, Sendable, Identifiable {
         if let channel = body.channel {
             entries.append(CBORMapEntry(.unsigned(FieldKey.channel), .bytes(channel.bytes)))
         }
+        if let stamp = key.stamp { entries.append(CBORMapEntry(.unsigned(FieldKey.stamp), .bytes(stamp.bytes))) }
         entries += body.bodyEntries
         let unsigned = CBOREncoder.encode(.map(entries))
         let (id, signature, bytes) = envelope(unsigned: unsigned, signedBy: key)
@@ -73,8 +80,8 @@ public struct Document: Hashable, Sendable, Identifiable {
         }
         return Document(
             unverified: UnverifiedDocument(
-                id: id, version: DocumentLimits.protocolVersion, author: key.publicKey, created: created, body: body,
-                signature: signature, bytes: bytes))
+                id: id, version: DocumentLimits.protocolVersion, author: key.publicKey, created: created, stamp: key.stamp,
+                body: body, signature: signature, bytes: bytes))
     }
 
     /// The id, the signature and the signed envelope `[unsigned, signature]` of the unsigned bytes `unsigned`.

@@ -37,12 +37,12 @@ extension DocumentBody {
         }
     }
 
-    /// An unknown body may not pose as a known kind, nor carry header keys (0 to 4) or repeated keys.
+    /// An unknown body may not pose as a known kind, nor carry header keys (0 to 5) or repeated keys.
     private static func checkUnknown(kind: UInt64, fields: [CBORMapEntry]) throws(DocumentError) {
         guard case .unknown = DocumentKind(number: kind) else { throw .wrongType(field: "kind") }
         var seen: Set<UInt64> = []
         for field in fields {
-            guard case .unsigned(let key) = field.key, key > FieldKey.channel, seen.insert(key).inserted else {
+            guard case .unsigned(let key) = field.key, key > FieldKey.stamp, seen.insert(key).inserted else {
                 throw .unexpectedField("\(field.key)")
             }
         }

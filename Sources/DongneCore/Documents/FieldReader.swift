@@ -5,6 +5,7 @@ enum FieldKey {
     static let author: UInt64 = 2
     static let created: UInt64 = 3
     static let channel: UInt64 = 4
+    static let stamp: UInt64 = 5
     /// Kind-specific fields start here; see each kind's coding for their meaning.
     static let firstBodyKey: UInt64 = 8
 }
@@ -79,6 +80,15 @@ struct FieldReader {
     mutating func optionalBytes32(_ key: UInt64, _ name: String) throws(DocumentError) -> Bytes32? {
         guard let value = take(key) else { return nil }
         return try Self.bytes32(value, name)
+    }
+
+    mutating func optionalStamp(_ key: UInt64, _ name: String) throws(DocumentError) -> IdentityStamp? {
+        guard let value = take(key) else { return nil }
+        guard case .bytes(let bytes) = value else { throw .wrongType(field: name) }
+        guard let stamp = IdentityStamp(bytes) else {
+            throw .wrongLength(field: name, expected: IdentityStamp.byteCount, actual: bytes.count)
+        }
+        return stamp
     }
 
     static func text(_ value: CBOR, _ name: String) throws(DocumentError) -> String {

@@ -11,6 +11,8 @@ public struct UnverifiedDocument: Hashable, Sendable {
     public let author: PublicKey
     /// Milliseconds since the Unix epoch, by the author's clock.
     public let created: UInt64
+    /// The author's proof of work, if the document carries one.
+    public let stamp: IdentityStamp?
     /// The decoded body.
     public let body: DocumentBody
     /// The claimed signature.
@@ -19,13 +21,14 @@ public struct UnverifiedDocument: Hashable, Sendable {
     public let bytes: [UInt8]
 
     init(
-        id: DocumentID, version: UInt64, author: PublicKey, created: UInt64, body: DocumentBody,
-        signature: Signature, bytes: [UInt8]
+        id: DocumentID, version: UInt64, author: PublicKey, created: UInt64, stamp: IdentityStamp?,
+        body: DocumentBody, signature: Signature, bytes: [UInt8]
     ) {
         self.id = id
         self.version = version
         self.author = author
         self.created = created
+        self.stamp = stamp
         self.body = body
         self.signature = signature
         self.bytes = bytes
@@ -52,13 +55,18 @@ public struct UnverifiedDocument: Hashable, Sendable {
         let created = try reader.unsigned(FieldKey.created, "created")
         guard created <= DocumentLimits.maximumCreated else { throw .createdOutOfRange(created) }
         let channel = try reader.optionalBytes32(FieldKey.channel, "channel").map(ChannelID.init)
+        let stamp = try reader.optionalStamp(FieldKey.stamp, "stamp")
         let body = try DocumentBody.read(kind: kind, channel: channel, from: &reader)
         // [unsigned, bstr(64)]: one array byte in front, the 2-byte string head and 64 signature bytes behind.
         let unsignedRange = 1..<(bytes.count - 66)
         self.init(
             id: DocumentID(Sodium.blake2b256(prefix: Document.idPrefix, bytes: bytes, range: unsignedRange)),
-            version: version, author: author, created: created, body: body, signature: signature, bytes: bytes)
+            version: version, author: author, created: created, stamp: stamp, body: body, signature: signature,
+            bytes: bytes)
     }
+
+    /// The strength of the author's stamp (0 without one): one hash, cheap enough to check before the signature.
+    public var stampStrength: Int { IdentityStamp.strength(of: stamp, for: author) }
 
     /// The document, once its signature is found to be the author's signature of its id.
     public func verified() throws(DocumentError) -> Document {

@@ -104,8 +104,10 @@ import DongneTestSupport
         #expect(await a.waitFor { $0["text"] as? String == "글 29" })
         // A late joiner: the reporters' posts reach it now, so with the default day of standing their reports
         // would count only tomorrow (PROTOCOL.md §1.11). This test is about the page it shows once they count.
+        // The seeded authors' keys have no stamps: B asks for none (§1.13 is AdmissionTests').
         let b = try NodeProcess(
-            name: "준호", extra: ["--peer", "127.0.0.1:\(try await a.listeningPort())", "--reporter-standing", "0"])
+            name: "준호",
+            extra: ["--peer", "127.0.0.1:\(try await a.listeningPort())", "--reporter-standing", "0", "--stamp-strength", "0"])
         defer { b.stop() }
         #expect(await b.waitFor { $0["event"] as? String == "peer-joined" })
         let mark = b.lines.count

@@ -146,7 +146,7 @@ final class TerminalChat: Sendable {
         exitFile = directory + ".exit"
         try terminal.start(
             "stty -g > \(directory).before; "
-                + "\(environment) \(binary) --data \(directory) --name 준호 --port 0 --no-dnssd --peer 127.0.0.1:\(port)"
+                + "\(environment) \(binary) --data \(directory) --name 준호 --port 0 --no-dnssd --stamp-strength 16 --peer 127.0.0.1:\(port)"
                 + " --channel 서울특별시 2>\(directory).err; echo $? > \(exitFile); stty -g > \(directory).after; sleep 30")
         guard await terminal.waitFor({ $0.contains { $0.contains("connected, to 127.0.0.1") } }) else {
             close()

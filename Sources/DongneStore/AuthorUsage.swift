@@ -1,0 +1,53 @@
+import DongneCore
+import Synchronization
+
+/// How many bytes each author has stored in each channel, for the quota of ``AdmissionPolicy``.
+///
+/// An author's figure is read from the store the first time the author is seen in a channel, and kept up to date
+/// in memory as documents are admitted: bytes are counted when a document passes its checks, before it commits,
+/// so a batch cannot slip past the quota between the two. (A commit that fails leaves its bytes counted: the
+/// quota errs towards refusing, until the node restarts.)
+final class AuthorUsage: Sendable {
+    /// Who, where: `channel` nil for documents outside channels.
+    struct Key: Hashable {
+        var author: PublicKey
+        var channel: ChannelID?
+    }
+
+    private let bytes = Mutex<[Key: Int]>([:])
+
+    /// Counts `count` more bytes for `key` if they fit in `quota`; `stored` reads the author's bytes from the store
+    /// the first time (it runs at most once per key).
+    func take(
+        _ count: Int, for key: Key, quota: Int, stored: (Key) throws(StoreError) -> Int
+    ) throws(StoreError) -> Bool {
+        let used: Int
+        if let known = bytes.withLock({ $0[key] }) { used = known } else { used = try stored(key) }
+        return bytes.withLock { table in
+            let current = table[key] ?? used
+            guard count <= quota, current <= quota - count else {
+                table[key] = current
+                return false
+            }
+            table[key] = current + count
+            return true
+        }
+    }
+
+    /// Counts `count` more bytes for `key` whatever the quota (this node's own writes), if the key has been seen:
+    /// otherwise its first reading from the store counts them.
+    func add(_ count: Int, for key: Key) {
+        bytes.withLock { table in table[key].map { table[key] = $0 + count } }
+    }
+
+    /// The bytes of `key`, read from the store (by `stored`) the first time.
+    func used(_ key: Key, stored: (Key) throws(StoreError) -> Int) throws(StoreError) -> Int {
+        if let known = bytes.withLock({ $0[key] }) { return known }
+        let read = try stored(key)
+        return bytes.withLock { table in
+            if let known = table[key] { return known }
+            table[key] = read
+            return read
+        }
+    }
+}

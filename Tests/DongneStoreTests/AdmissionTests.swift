@@ -1,0 +1,88 @@
+import DongneCore
+import DongneStore
+import Testing
+
+/// Admission (PROTOCOL.md §1.13): a store takes a document only from an author whose stamp is as strong as asked,
+/// and only as many bytes per channel as the stamp allows. Found by an attack in which fresh keys cost nothing:
+/// 5,000 keys of small messages, and a fresh key per session, each stored and relayed everything.
+@Suite struct AdmissionTests {
+    let policy = AdmissionPolicy(requiredStampStrength: 10, authorQuotaBytes: 4_096)
+
+    func stamped(_ seed: UInt8, strength: Int = 10) -> SigningKey {
+        let key = SigningKey(seed: [UInt8](repeating: seed, count: 31) + [0xad])!
+        return key.stamped(IdentityStamp.mine(for: key.publicKey, strength: strength))
+    }
+
+    @Test func freshKeysWithoutStampsStoreNothingAndTheirStampIsCheckedBeforeTheSignature() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("dongne.sqlite"), admission: policy)
+        let flood = try (0..<200).map { n in
+            try message("광고 \(n)", by: SigningKey(seed: [UInt8](repeating: UInt8(n), count: 31) + [0x5b])!)
+        }
+        let results = await store.ingest(flood.map(\.bytes))
+        #expect(results.allSatisfy { if case .failure(.weakStamp(0, 10)) = $0 { true } else { false } })
+        #expect(try store.documentCount() == 0)
+        // A forged signature with a weak stamp is declined for its stamp: the signature was never checked.
+        var forged = try message("위조", by: Keys.bob).bytes
+        forged[forged.count - 1] ^= 1
+        #expect(await store.ingest([forged])[0].failureDescription == "its author's stamp has strength 0, 10 asked")
+    }
+
+    @Test func anAuthorsBytesInAChannelStopAtTheQuotaAndAStrongerStampDoublesIt() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("dongne.sqlite"), admission: policy)
+        let key = stamped(1)
+        let strength = key.stampStrength
+        let quota = policy.quota(forStrength: strength)
+        let posts = try (0..<200).map { try message("글 \($0)", by: key, at: 1_000 + UInt64($0)).bytes }
+        let results = await store.ingest(posts)
+        let stored = results.prefix { if case .success = $0 { true } else { false } }.count
+        let keptBytes = posts.prefix(stored).reduce(0) { $0 + $1.count }
+        #expect(keptBytes <= quota && keptBytes + posts[stored].count > quota)
+        #expect(results.dropFirst(stored).allSatisfy { if case .failure(.authorQuotaReached(quota)) = $0 { true } else { false } })
+        #expect(try store.storedBytes(by: key.publicKey, in: Keys.seoul.id) == keptBytes)
+        // Another channel has a quota of its own; another author too.
+        let elsewhere = try Document.sign(
+            .message(Message(channel: try ChannelName(normalizing: "경기도").id, senderName: "민지", content: .text("안녕"))),
+            created: 5_000, by: key)
+        #expect(try await store.ingest(elsewhere.bytes).1 == .stored)
+        #expect(try await store.ingest(try message("나도", by: stamped(2)).bytes).1 == .stored)
+        // One bit more doubles it: the same author, its stamp strengthened, goes on.
+        let stronger = key.stamped(IdentityStamp.mine(for: key.publicKey, strength: strength + 1))
+        let more = try (0..<200).map { try message("더 \($0)", by: stronger, at: 9_000 + UInt64($0)).bytes }
+        let moreResults = await store.ingest(more)
+        let moreStored = moreResults.prefix { if case .success = $0 { true } else { false } }.count
+        let total = keptBytes + more.prefix(moreStored).reduce(0) { $0 + $1.count }
+        #expect(total <= policy.quota(forStrength: stronger.stampStrength))
+        #expect(total + more[moreStored].count > policy.quota(forStrength: stronger.stampStrength))
+    }
+
+    @Test func forgeriesInAnAuthorsNameDoNotSpendItsQuotaAndTheCountSurvivesARestart() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let key = stamped(3)
+        var store = try Store(path: directory.file("dongne.sqlite"), admission: policy)
+        let forgeries = try (0..<100).map { n in
+            var bytes = try message("위조 \(n)", by: key, at: 1_000 + UInt64(n)).bytes
+            bytes[bytes.count - 1] ^= 1
+            return bytes
+        }
+        let refused = await store.ingest(forgeries)
+        #expect(refused.allSatisfy { if case .failure(.invalid(.badSignature)) = $0 { true } else { false } })
+        let first = try message("진짜", by: key)
+        #expect(try await store.ingest(first.bytes).1 == .stored)
+        store.close()
+        store = try Store(path: directory.file("dongne.sqlite"), admission: policy)
+        #expect(try store.authorBytes(by: key.publicKey, in: Keys.seoul.id) == first.bytes.count)
+        store.close()
+    }
+}
+
+extension Result {
+    /// The failure's description, or nil on success.
+    var failureDescription: String? {
+        if case .failure(let error) = self { "\(error)" } else { nil }
+    }
+}
