@@ -147,6 +147,7 @@ public final class Node: Sendable {
     /// Says goodbye to peers, finishes pending writes and closes the store.
     public func stop() async {
         stopping.set(true)
+        stampedIdentity.stop()
         await network.get()?.stop()
         store.close()
         directoryLock.release()
@@ -272,11 +273,12 @@ public final class Node: Sendable {
 
     /// `body` signed with the user's key, whose stamp lets peers store it (see ``StampedIdentity``).
     private func sign(_ body: DocumentBody) async throws -> Document {
+        let key = identity
         let document: Document
-        do { document = try Document.sign(body, created: clock.next(), by: identity) } catch {
+        do { document = try Document.sign(body, created: clock.next(), by: key) } catch {
             throw DongneError.invalidDocument(error)
         }
-        guard !stampedIdentity.allows(document.bytes.count, in: document.channel) else { return document }
+        guard !stampedIdentity.allows(document.bytes.count, in: document.channel, signedBy: key) else { return document }
         // Rare: the user's posts in this channel outgrew their stamp before a stronger one was found.
         await stampedIdentity.strengthen(toAllow: document.bytes.count, in: document.channel)
         do { return try Document.sign(body, created: clock.next(), by: identity) } catch {

@@ -63,9 +63,11 @@ actor PeerNetwork {
         self.identity = node.identity
         self.store = node.store
         self.networkKey = networkKey
+        var settings = Self.settings(descriptors: DescriptorLimit.raise())
+        settings.requiredStampStrength = node.configuration.admission.requiredStampStrength
         core = PeerInstance(
             identity: node.identity.publicKey, now: 0, random: SplitMix64(seed: .random(in: .min ... .max)),
-            settings: Self.settings(descriptors: DescriptorLimit.raise()))
+            settings: settings)
         (peerEvents, notices) = AsyncStream.makeStream(of: PeerEvent.self, bufferingPolicy: .bufferingNewest(256))
     }
 
@@ -520,7 +522,8 @@ actor PeerNetwork {
                 case .success: .stored
                 case .failure(.invalid): .invalid
                 case .failure(.store): .storeFailed
-                case .failure(.early), .failure(.unknownKindBudgetSpent), .failure(.weakStamp), .failure(.authorQuotaReached):
+                case .failure(.early), .failure(.unknownKindBudgetSpent), .failure(.weakStamp),
+                    .failure(.authorQuotaReached):
                     .declined
                 }
             return PeerInstance.Admission(document.id, from: from, outcome)

@@ -5,19 +5,26 @@ import Synchronization
 ///
 /// An author's figure is read from the store the first time the author is seen in a channel, and kept up to date
 /// in memory as documents are admitted: bytes are counted when a document passes its checks, before it commits,
-/// so a batch cannot slip past the quota between the two. (A commit that fails leaves its bytes counted: the
-/// quota errs towards refusing, until the node restarts.)
+/// so a batch cannot slip past the quota between the two, and given back when the commit does not keep it.
 final class AuthorUsage: Sendable {
     /// Who, where: `channel` nil for documents outside channels.
     struct Key: Hashable {
         var author: PublicKey
         var channel: ChannelID?
+
+        init(author: PublicKey, channel: ChannelID?) {
+            self.author = author
+            self.channel = channel
+        }
+
+        /// The author and channel of `document`.
+        init(_ document: Document) { self.init(author: document.author, channel: document.channel) }
     }
 
     private let bytes = Mutex<[Key: Int]>([:])
 
     /// Counts `count` more bytes for `key` if they fit in `quota`; `stored` reads the author's bytes from the store
-    /// the first time (it runs at most once per key).
+    /// the first time (two first readings at once may both run; the first figure kept wins).
     func take(
         _ count: Int, for key: Key, quota: Int, stored: (Key) throws(StoreError) -> Int
     ) throws(StoreError) -> Bool {
@@ -34,10 +41,11 @@ final class AuthorUsage: Sendable {
         }
     }
 
-    /// Counts `count` more bytes for `key` whatever the quota (this node's own writes), if the key has been seen:
-    /// otherwise its first reading from the store counts them.
+    /// Counts `count` more bytes (or fewer, when negative) for `key` whatever the quota (this node's own writes, a
+    /// commit that kept less than was admitted), if the key has been seen: otherwise its first reading from the
+    /// store counts what was kept.
     func add(_ count: Int, for key: Key) {
-        bytes.withLock { table in table[key].map { table[key] = $0 + count } }
+        bytes.withLock { table in table[key].map { table[key] = max(0, $0 + count) } }
     }
 
     /// The bytes of `key`, read from the store (by `stored`) the first time.

@@ -106,19 +106,36 @@ extension Store {
             for entry in parsed { admitted.results[entry.index] = .failure(.store(error)) }
             return admitted
         }
-        var seen: Set<DocumentID> = []
+        // Each id of the batch is decided once; a second copy gets the first one's result (a declined document's
+        // copy is declined too, not a duplicate of something stored).
+        var decided: [DocumentID: Result<(Document, InsertOutcome), IngestError>?] = [:]
         for (index, unverified) in parsed {
-            admitted.results[index] = admit(unverified, stored: stored, seen: &seen) {
-                admitted.fresh.append((index, $0))
+            if let first = decided[unverified.id] {
+                admitted.results[index] = Self.secondCopy(of: unverified.id, decided: first, fresh: admitted.fresh)
+                continue
             }
+            let result = admit(unverified, stored: stored) { admitted.fresh.append((index, $0)) }
+            decided[unverified.id] = .some(result)
+            admitted.results[index] = result
         }
         return admitted
     }
 
+    /// The result of a batch's second copy of a document, given the first's (nil when it was new).
+    private static func secondCopy(
+        of id: DocumentID, decided first: Result<(Document, InsertOutcome), IngestError>?,
+        fresh: [(index: Int, document: Document)]
+    ) -> Result<(Document, InsertOutcome), IngestError>? {
+        switch first {
+        case .none: fresh.first { $0.document.id == id }.map { .success(($0.document, .duplicate)) }
+        case .success(let (document, _))?: .success((document, .duplicate))
+        case .failure(let error)?: .failure(error)
+        }
+    }
+
     /// The result of one parsed document, or nil after handing a new verified one to `accept`.
     private func admit(
-        _ unverified: UnverifiedDocument, stored: Set<DocumentID>, seen: inout Set<DocumentID>,
-        accept: (Document) -> Void
+        _ unverified: UnverifiedDocument, stored: Set<DocumentID>, accept: (Document) -> Void
     ) -> Result<(Document, InsertOutcome), IngestError>? {
         if stored.contains(unverified.id) {
             do {
@@ -132,30 +149,23 @@ extension Store {
         }
         let document: Document
         do { document = try unverified.verified() } catch { return .failure(.invalid(error)) }
-        guard seen.insert(document.id).inserted else { return .success((document, .duplicate)) }
         // After the signature: a forgery must not spend the budgets of the documents that hold.
         if case .unknown = document.body, !unknownKinds.take(document.bytes.count) {
             return .failure(.unknownKindBudgetSpent)
         }
         do {
             let quota = admission.quota(forStrength: strength)
-            guard try takeQuota(for: document, quota: quota) else { return .failure(.authorQuotaReached(quota: quota)) }
+            guard try takeQuota(for: document, quota: quota) else {
+                return .failure(.authorQuotaReached(quota: quota))
+            }
         } catch { return .failure(.store(error)) }
         accept(document)
         return nil
     }
 
-    /// How many bytes of documents `author` has stored in `channel` (outside channels when nil), as the quota of
-    /// ``AdmissionPolicy`` counts them: from memory after the first reading.
-    public func authorBytes(by author: PublicKey, in channel: ChannelID?) throws(StoreError) -> Int {
-        try authorUsage.used(AuthorUsage.Key(author: author, channel: channel)) { key throws(StoreError) in
-            try storedBytes(by: key.author, in: key.channel)
-        }
-    }
-
     /// Counts `document` against its author's quota in its channel; false if it does not fit.
     private func takeQuota(for document: Document, quota: Int) throws(StoreError) -> Bool {
-        let key = AuthorUsage.Key(author: document.author, channel: document.channel)
+        let key = AuthorUsage.Key(document)
         return try authorUsage.take(document.bytes.count, for: key, quota: quota) { key throws(StoreError) in
             try storedBytes(by: key.author, in: key.channel)
         }
@@ -179,14 +189,22 @@ extension Store {
     ) {
         let fresh = admitted.fresh
         let earlier = admitted.results
-        submitInsert(fresh.map(\.document), deferrable: deferrable, whenVisible: whenVisible) { outcome in
+        submitInsert(fresh.map(\.document), deferrable: deferrable, whenVisible: whenVisible) { [authorUsage] outcome in
             var results = earlier
+            var notKept: [Document] = []
             switch outcome {
             case .success(let outcomes):
-                for (entry, inserted) in zip(fresh, outcomes) { results[entry.index] = .success((entry.document, inserted)) }
+                for (entry, inserted) in zip(fresh, outcomes) {
+                    results[entry.index] = .success((entry.document, inserted))
+                    if inserted == .duplicate { notKept.append(entry.document) }
+                }
             case .failure(let error):
                 for entry in fresh { results[entry.index] = .failure(.store(error)) }
+                notKept = fresh.map(\.document)
             }
+            // What admission counted against its author's quota but this write did not keep (stored meanwhile by
+            // another way, or a failed write) counts no more.
+            for document in notKept { authorUsage.add(-document.bytes.count, for: AuthorUsage.Key(document)) }
             completion(results.map { $0! })
         }
     }

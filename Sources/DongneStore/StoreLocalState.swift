@@ -68,7 +68,7 @@ extension Store {
     ) {
         pendingLocalWrites.update { pending in for document in documents { pending.insert(document.id) } }
         for document in documents {
-            authorUsage.add(document.bytes.count, for: AuthorUsage.Key(author: document.author, channel: document.channel))
+            authorUsage.add(document.bytes.count, for: AuthorUsage.Key(document))
         }
         let outcomes = Locked<[InsertOutcome]>([])
         submit(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) {

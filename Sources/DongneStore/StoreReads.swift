@@ -43,6 +43,14 @@ extension Store {
         }
     }
 
+    /// How many bytes of documents `author` has stored in `channel` (outside channels when nil), as the quota of
+    /// ``AdmissionPolicy`` counts them: from memory after the first reading.
+    public func authorBytes(by author: PublicKey, in channel: ChannelID?) throws(StoreError) -> Int {
+        try authorUsage.used(AuthorUsage.Key(author: author, channel: channel)) { key throws(StoreError) in
+            try storedBytes(by: key.author, in: key.channel)
+        }
+    }
+
     /// How many bytes of signed documents `author` has stored in `channel` (outside channels when nil).
     public func storedBytes(by author: PublicKey, in channel: ChannelID?) throws(StoreError) -> Int {
         try read { connection throws(SQLiteError) in

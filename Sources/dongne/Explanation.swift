@@ -1,4 +1,5 @@
 import Dongne
+import DongneStore
 
 /// Errors in words a person understands; the protocol's rule name (`latitude-out-of-range`) goes only into
 /// the `--json` form, where programs match on it.
@@ -10,6 +11,10 @@ enum Explanation {
         case DongneError.unknownMessage(let id): .error("#\(id.hex.prefix(4)) is not a message of this channel")
         case DongneError.invalidDocument(let rule): .error(words(rule), code: rule.rule)
         case let rule as DocumentError: .error(words(rule), code: rule.rule)
+        case StoreError.sqlite(let failure) where failure.isDiskFull:
+            .error(
+                "the disk is full: this could not be stored here (a message still reached your peers, "
+                    + "who give it back once there is room)", code: "disk-full")
         default: .error("\(error)")
         }
     }

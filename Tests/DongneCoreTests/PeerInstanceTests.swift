@@ -271,6 +271,32 @@ import Testing
         #expect(Self.checks(after) == [.inPlace])
     }
 
+    @Test func aDocumentOfAChannelNotCarriedIsAcknowledgedUncheckedAndNeverShown() {
+        var core = Self.core()
+        Self.establish(&core, 1, with: Self.sorted[2])
+        let elsewhere = Self.document(by: Self.sorted[2], "다른 곳", in: Self.other)
+        let arrived = core.handle(Self.message(Self.batch([elsewhere], sequence: 5), on: 1), now: 1)
+        #expect(Self.checks(arrived).isEmpty, "no check, no showing: PROTOCOL.md §1.13")
+        #expect(arrived.contains(.send(.acknowledge([5]), to: PeerID(1))))
+        let carried = Self.document(by: Self.sorted[2], "여기")
+        #expect(Self.checks(core.handle(Self.message(Self.batch([carried], sequence: 6), on: 1), now: 2)).count == 1)
+    }
+
+    @Test func anAuthorsOwnDocumentWithAStampWeakerThanAskedIsCheckedBeforeItShows() {
+        var settings = PeerInstance.Settings()
+        settings.requiredStampStrength = 12
+        var core = PeerInstance(identity: Self.sorted[1].publicKey, now: 0, random: SplitMix64(seed: 1), settings: settings)
+        _ = core.handle(.joinedChanged([Self.channel]), now: 0)
+        let author = Self.sorted[2]
+        Self.establish(&core, 1, with: author)
+        let weak = Self.document(by: author, "약한 도장")
+        #expect(Self.checks(core.handle(Self.message(Self.batch([weak], sequence: 1), on: 1), now: 1)) == [.inPlace])
+        let stamped = author.stamped(IdentityStamp.mine(for: author.publicKey, strength: 12))
+        let strong = Self.document(by: stamped, "강한 도장")
+        let shown = core.handle(Self.message(Self.batch([strong], sequence: 2), on: 1), now: 2)
+        #expect(Self.checks(shown) == [.showFirst(forwarding: false)])
+    }
+
     @Test func aLargeBatchIsCheckedOffTheLoop() {
         var core = Self.core()
         Self.establish(&core, 1, with: Self.sorted[2])

@@ -59,6 +59,18 @@ import Testing
         #expect(total + more[moreStored].count > policy.quota(forStrength: stronger.stampStrength))
     }
 
+    @Test func aSecondCopyInABatchGetsTheFirstCopysResult() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("dongne.sqlite"), admission: policy)
+        let weak = try message("약함", by: Keys.bob)
+        let fine = try message("좋음", by: stamped(4))
+        let results = await store.ingest([weak.bytes, fine.bytes, weak.bytes, fine.bytes])
+        #expect(results[0].failureDescription == results[2].failureDescription)
+        #expect(results[2].failureDescription != nil, "a declined document's copy is not a stored duplicate")
+        #expect(try results[1].get().1 == .stored && results[3].get().1 == .duplicate)
+    }
+
     @Test func forgeriesInAnAuthorsNameDoNotSpendItsQuotaAndTheCountSurvivesARestart() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }

@@ -32,13 +32,26 @@ final class RawPeer: @unchecked Sendable {
     ) async throws {
         self.keepsAlive = keepsAlive
         // Everything slow comes before the dial: the node's silence limit runs from the moment it accepts.
-        session = SecureSession(role: .initiator, identity: identity, networkKey: Self.networkKey)
-        connection = try await TCPConnection.connect(
-            to: SocketAddress(host: "127.0.0.1", port: port)!, from: SocketAddress(host: host, port: 0)!, on: loop)
+        var session = SecureSession(role: .initiator, identity: identity, networkKey: Self.networkKey)
+        let opening = session.start()
+        self.session = session
+        let first = opening.compactMap { if case .send(let bytes) = $0 { bytes } else { nil } }
+        // The first handshake message goes from the loop, as the dial completes: resuming this task first could
+        // wait for a thread of the cooperative pool, which other tests' blocking waits (a child process's
+        // output, read to its end) sometimes held past the node's 6 s silence limit under the full suite.
+        let result = await withCheckedContinuation { continuation in
+            TCPConnection.connect(
+                to: SocketAddress(host: "127.0.0.1", port: port)!, from: SocketAddress(host: host, port: 0)!, on: loop
+            ) { result in
+                if case .success(let connection) = result { for bytes in first { connection.send(bytes) } }
+                continuation.resume(returning: result)
+            }
+        }
+        connection = try result.get()
         connection.start(
-            onReceive: { [self] bytes in handle(lock.withLock { session.receive(bytes) }) },
+            onReceive: { [self] bytes in handle(lock.withLock { self.session.receive(bytes) }) },
             onClose: { [self] _ in lock.withLock { closed = true } })
-        handle(lock.withLock { session.start() })
+        handle(opening.filter { if case .send = $0 { false } else { true } })
     }
 
     private func handle(_ actions: [SecureSession.Directive]) {

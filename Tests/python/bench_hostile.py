@@ -20,14 +20,16 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HOSTILE = pathlib.Path(__file__).resolve().parent / "hostile.py"
 SCENARIOS = ["quiet", "junk", "trickle", "descriptors", "udp", "reconcile", "request", "future", "sybil",
-             "sybil-text", "reports"]
+             "sybil-text", "sybil-stamped", "reports"]
+SYBIL_KEYS = 5000  # the flood: 5,000 fresh keys (the tests use 200)
 TIMEOUT = 90
 
 
 def run(scenario, binary):
     try:
         completed = subprocess.run(
-            ["unshare", "-n", "--", sys.executable, str(HOSTILE), scenario, "--binary", str(binary)],
+            ["unshare", "-n", "--", sys.executable, str(HOSTILE), scenario, "--binary", str(binary)]
+            + (["--sybil-keys", str(SYBIL_KEYS)] if scenario in ("sybil", "sybil-text") else []),
             capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT)
     except subprocess.TimeoutExpired:
         return {"scenario": scenario, "error": f"no result within {TIMEOUT} s"}
@@ -65,10 +67,14 @@ def note(result):
         return f"/history: {result.get('history_future')} future, {result.get('history_honest')}/5 honest"
     if name == "reports":
         hidden = "still shown" if result.get("target_in_history") else "HIDDEN"
-        return f"{attack.get('keys')} fresh keys, {attack.get('documents')} documents: the message is {hidden}"
+        return f"{attack.get('keys')} stamped keys, {attack.get('documents')} documents: the message is {hidden}"
     if name in ("sybil", "sybil-text"):
-        return (f"{attack.get('sessions')} ids, {attack.get('mib_acknowledged')} MiB acked, "
-                f"{attack.get('honest_received_documents')} relayed to honest")
+        return (f"{attack.get('authors')} keys, {attack.get('sessions')} sessions, {attack.get('mib_acknowledged')} "
+                f"MiB acked, {attack.get('honest_received_documents')} relayed to honest")
+    if name == "sybil-stamped":
+        keys = attack.get("keys") or []
+        return "stored/quota KiB: " + ", ".join(
+            f"{key['stored_bytes'] // 1024}/{key['quota'] // 1024} of {key['sent_bytes'] // 1024}" for key in keys)
     return ""
 
 

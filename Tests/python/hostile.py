@@ -74,6 +74,7 @@ MIB = 1024 * 1024
 STAMP_STRENGTH = 24  # the default network's (PROTOCOL.md §1.13), asked of every author
 AUTHOR_QUOTA = 1 << 20  # bytes per channel at that strength, doubling per extra bit (§1.13)
 HONEST_IDENTITY = 3  # peer.STAMPED[3]: strength 27, a quota of 8 MiB, room for the fills below
+LATE_IDENTITY = 0  # a second honest peer's (late_session): another identity, so the node keeps both sessions
 
 
 def stamped(index):
@@ -488,18 +489,29 @@ def unknown_document(identity, created, size=MAXIMUM_DOCUMENT_BYTES):
     return sign_document(identity, unsigned)
 
 
-def attack_sybil(port, identities=200, hosts=10, documents=10, per_batch=3, seconds=20.0, unknown=True):
+def attack_sybil(port, identities=200, hosts=10, documents=10, per_batch=3, seconds=20.0, unknown=True,
+                 authors=None):
     """`identities` fresh identities, one session each, from `hosts` loopback addresses (127.0.3.1…), each posting
-    `documents` documents of an unknown kind padded to the size limit (or text messages). Each host paces its
-    dials under the node's per-host budget (16 at once, then 2 a second) and keeps one session at a time. The
+    `documents` documents of an unknown kind padded to the size limit (or text messages). The documents are
+    signed by the session's own key, or, with `authors`, by that many fresh keys in turn (documents travel
+    whoever signed them: `identities` × `documents` of them from `authors` keys). Each host paces its dials
+    under the node's per-host budget (16 at once, then 2 a second) and keeps one session at a time. The
     identities and documents are made before the attack begins, so that the attacker's CPU stays off the node's
     (they share this machine)."""
     created = now_ms()
     keys = [nacl.signing.SigningKey.generate() for _ in range(identities)]
-    posts = [[unknown_document(key, created + index) if unknown else
-              sign_document(key, {0: 1, 1: 2, 2: bytes(key.verify_key), 3: created + index, 4: channel_id(CHANNEL),
-                                  8: "sybil", 9: f"sybil {os.urandom(6).hex()} " + "가" * 1300})
-              for index in range(documents)] for key in keys]
+    signers = [nacl.signing.SigningKey.generate() for _ in range(authors)] if authors else None
+
+    def author(session, index):
+        return signers[(session * documents + index) % len(signers)] if signers else keys[session]
+
+    def post(key, index):
+        if unknown:
+            return unknown_document(key, created + index)
+        return sign_document(key, {0: 1, 1: 2, 2: bytes(key.verify_key), 3: created + index, 4: channel_id(CHANNEL),
+                                   8: "sybil", 9: f"sybil {os.urandom(6).hex()} " + "가" * 1300})
+
+    posts = [[post(author(session, index), index) for index in range(documents)] for session in range(identities)]
     ready()
     start = time.monotonic()
     lock = threading.Lock()
@@ -562,6 +574,7 @@ def attack_sybil(port, identities=200, hosts=10, documents=10, per_batch=3, seco
     totals["errors"] = totals["errors"][:10]
     totals["mib_acknowledged"] = round(totals.pop("bytes_acknowledged") / MIB, 1)
     totals["kind"] = UNKNOWN_KIND if unknown else 2
+    totals["authors"] = len(signers) if signers else identities
     totals["seconds"] = round(time.monotonic() - start, 2)
     return totals
 
@@ -720,7 +733,8 @@ def late_session(harness, source, until):
     session, and in how many tries."""
     begun = time.monotonic()
     try:
-        peer, tries = dial_live(harness.port, source=source, attempts=20, pauses=(1,), until=until)
+        peer, tries = dial_live(harness.port, source=source, attempts=20, pauses=(1,), until=until,
+                                **stamped(LATE_IDENTITY))
     except Exception as error:  # noqa: BLE001
         return {"connected": False, "error": repr(error)[:200], "seconds": round(time.monotonic() - begun, 2)}
     harness.peers.append(peer)
@@ -862,11 +876,16 @@ def scenario_future(harness):
     }
 
 
+# The Sybil floods' shape: the tests' 200 keys, one session each, 10 documents each, unless --sybil-keys asks
+# for more authors (scripts/bench-hostile: 5,000, their documents spread over the same 200 sessions).
+SYBIL_SHAPE = {}
+
+
 def scenario_sybil(harness):
     honest, _ = harness.honest()
     honest.keep_documents = False
     before = honest.received_count  # the node's own documents, sent when the session began
-    delivery, attack = during(harness, "sybil", {"port": harness.port}, honest, "sybil", ramp=1.0)
+    delivery, attack = during(harness, "sybil", {"port": harness.port, **SYBIL_SHAPE}, honest, "sybil", ramp=1.0)
     attack["honest_received_documents"] = honest.received_count - before
     return {"honest": delivery, "attack": attack}
 
@@ -877,8 +896,8 @@ def scenario_sybil_text(harness):
     honest, _ = harness.honest()
     honest.keep_documents = False
     before = honest.received_count
-    delivery, attack = during(harness, "sybil", {"port": harness.port, "unknown": False}, honest, "sybil-text",
-                              ramp=1.0)
+    delivery, attack = during(harness, "sybil", {"port": harness.port, "unknown": False, **SYBIL_SHAPE}, honest,
+                              "sybil-text", ramp=1.0)
     attack["honest_received_documents"] = honest.received_count - before
     return {"honest": delivery, "attack": attack}
 
@@ -1007,7 +1026,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
     parser.add_argument("--binary", default=str(DONGNE))
+    parser.add_argument("--sybil-keys", type=int, default=None,
+                        help="sybil, sybil-text: this many fresh author keys, 25 documents per session")
     options = parser.parse_args()
+    if options.sybil_keys:
+        SYBIL_SHAPE.update(authors=options.sybil_keys, documents=25)
     if not in_private_network_namespace():
         print(json.dumps({"scenario": options.scenario, "error": "not in a private network namespace: run it "
                                                                  "under `unshare -n --`"}))

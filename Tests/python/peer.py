@@ -106,14 +106,14 @@ class Node:
     its first `message` line was read. `wrapper` goes before the binary (e.g. `prlimit --nofile=256:256 --`).
     """
 
-    def __init__(self, extra, binary=None, wrapper=(), stderr=None, seed=None):
+    def __init__(self, extra, binary=None, wrapper=(), stderr=None, seed=None, directory=None):
         # Unless told otherwise, the node asks no stamp of its peers' authors (PROTOCOL.md §1.13): these peers'
         # keys are fresh, and the hostile tests pass the default strength themselves.
         if "--stamp-strength" not in extra:
             extra = ["--stamp-strength", "0"] + list(extra)
         self.binary = pathlib.Path(binary or DONGNE)
         assert self.binary.exists(), f"build first: {self.binary} is missing"
-        self.directory = tempfile.mkdtemp(prefix="dongne-live-")
+        self.directory = directory or tempfile.mkdtemp(prefix="dongne-live-")
         if seed is not None:  # the node's identity: its key file, as the node writes one (hex, mode 0600)
             descriptor = os.open(f"{self.directory}/identity.key", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(descriptor, "w") as key_file:
@@ -192,6 +192,9 @@ class Peer:
 
     def __init__(self, sock, initiator, network_key=bytes.fromhex(DEFAULT_NETWORK_KEY), identity=None, stamp=None):
         self.sock = sock
+        # As a node's own sockets (TCPConnection): without it, a frame sent right after a small one (an
+        # acknowledgement from the reader thread) waited for the node's delayed ACK, 40 ms, in Nagle's buffer.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.initiator = initiator
         self.identity = identity or nacl.signing.SigningKey.generate()
         self.stamp = stamp  # put at key 5 of every document this peer signs, when set

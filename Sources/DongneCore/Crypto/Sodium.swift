@@ -30,6 +30,12 @@ enum Sodium {
         return Bytes32(digest)!
     }
 
+    /// How many zero bits `digest` starts with, most significant bit of the first byte first (the search below
+    /// counts them the same way, in C).
+    static func leadingZeroBits(_ digest: Bytes32) -> Int {
+        digest.bytes.withUnsafeBufferPointer { Int(dongne_leading_zero_bits($0.baseAddress)) }
+    }
+
     /// Searches `count` counters from `first`, `stride` apart, for one that makes BLAKE2b-256(`input` with its
     /// last 8 bytes set to the counter, big-endian) start with `bits` zero bits; nil if none does.
     static func stampSearch(

@@ -7,7 +7,10 @@
 /// strength beyond the required one, so bytes cost the same work however an attacker splits them into keys.
 public struct AdmissionPolicy: Sendable, Equatable {
     /// The stamp strength every author must show; 0 asks for none (a network whose members know each other).
-    public var requiredStampStrength: Int
+    /// At most ``IdentityStamp/maximumUsefulStrength``.
+    public var requiredStampStrength: Int {
+        didSet { requiredStampStrength = min(max(0, requiredStampStrength), IdentityStamp.maximumUsefulStrength) }
+    }
     /// Bytes of signed documents one author may have stored in one channel (documents outside channels count as
     /// one more channel) with a stamp of exactly the required strength.
     public var authorQuotaBytes: Int
@@ -21,13 +24,13 @@ public struct AdmissionPolicy: Sendable, Equatable {
     public static let `default` = AdmissionPolicy(
         requiredStampStrength: IdentityStamp.defaultRequiredStrength, authorQuotaBytes: defaultAuthorQuotaBytes)
 
-    /// No stamp asked for, the default quota: for a network whose members know each other (a private
-    /// passphrase), and for tests of everything else.
+    /// No stamp asked for, and still the default quota per author and channel: for a network whose members know
+    /// each other (a private passphrase), and for tests of everything else.
     public static let withoutStamps = AdmissionPolicy(requiredStampStrength: 0)
 
     /// Rules with these figures.
     public init(requiredStampStrength: Int, authorQuotaBytes: Int = defaultAuthorQuotaBytes) {
-        self.requiredStampStrength = max(0, requiredStampStrength)
+        self.requiredStampStrength = min(max(0, requiredStampStrength), IdentityStamp.maximumUsefulStrength)
         self.authorQuotaBytes = max(0, authorQuotaBytes)
     }
 

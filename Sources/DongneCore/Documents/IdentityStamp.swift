@@ -33,7 +33,7 @@ public struct IdentityStamp: Hashable, Sendable, CustomStringConvertible {
 
     /// How many zero bits BLAKE2b-256(``prefix`` ‖ `author` ‖ stamp) starts with.
     public func strength(for author: PublicKey) -> Int {
-        Self.leadingZeroBits(Sodium.blake2b256(prefix: Self.prefix + author.bytes, bytes: bytes).bytes)
+        Sodium.leadingZeroBits(Sodium.blake2b256(prefix: Self.prefix + author.bytes, bytes: bytes))
     }
 
     /// The strength of `stamp` for `author`; 0 without a stamp.
@@ -47,9 +47,13 @@ public struct IdentityStamp: Hashable, Sendable, CustomStringConvertible {
         for author: PublicKey, strength: Int, first: UInt64 = 0, stride: UInt64 = 1, count: UInt64
     ) -> IdentityStamp? {
         let input = prefix + author.bytes + [UInt8](repeating: 0, count: byteCount)
-        return Sodium.stampSearch(input: input, first: first, stride: stride, count: count, bits: strength)
+        let bits = min(max(0, strength), 256)
+        return Sodium.stampSearch(input: input, first: first, stride: stride, count: count, bits: bits)
             .map(IdentityStamp.init(counter:))
     }
+
+    /// The stamp's bytes read as a big-endian counter.
+    public var counter: UInt64 { bytes.reduce(0) { $0 << 8 | UInt64($1) } }
 
     /// Finds a stamp of at least `strength` for `author` on the calling thread: the first counter from 0 that
     /// makes one, so the result depends only on the key and the strength.
@@ -65,13 +69,4 @@ public struct IdentityStamp: Hashable, Sendable, CustomStringConvertible {
 
     /// The stamp as hex: it is public, part of every document its author signs.
     public var description: String { Hex.encode(bytes) }
-
-    static func leadingZeroBits(_ digest: [UInt8]) -> Int {
-        var bits = 0
-        for byte in digest {
-            guard byte == 0 else { return bits + byte.leadingZeroBitCount }
-            bits += 8
-        }
-        return bits
-    }
 }

@@ -65,6 +65,9 @@ public struct UnverifiedDocument: Hashable, Sendable {
             bytes: bytes)
     }
 
+    /// The channel it lives in, for the kinds that live in one.
+    public var channel: ChannelID? { body.channel }
+
     /// The strength of the author's stamp (0 without one): one hash, cheap enough to check before the signature.
     public var stampStrength: Int { IdentityStamp.strength(of: stamp, for: author) }
 

@@ -20,8 +20,16 @@ extension PeerInstance {
         return allowed
     }
 
-    /// Asks the shell to check documents gossip admitted, in the way that suits them.
+    /// Asks the shell to check documents gossip admitted, in the way that suits them. A document of a channel
+    /// this node does not carry is declined at once, unchecked (PROTOCOL.md §1.13): honest peers send a
+    /// channel's documents only to nodes that carry it, and an author's quota per channel must not multiply over
+    /// channels that no one here reads.
     mutating func admit(_ documents: [(document: UnverifiedDocument, from: PeerID)]) {
+        let documents = documents.filter { admission in
+            guard let channel = admission.document.channel, !joined.contains(channel) else { return true }
+            followGossip(gossip.handle(.refused(admission.document.id)))
+            return false
+        }
         guard let from = documents.first?.from else { return }
         // One received batch, so one session; but a batch is never split on the assumption.
         guard documents.allSatisfy({ $0.from == from }) else {
@@ -43,12 +51,13 @@ extension PeerInstance {
     }
 
     /// Whether a few received documents may show before their signatures are checked: all are the session
-    /// peer's own, it never sent a forged one, and its session has room.
+    /// peer's own with a stamp as strong as asked (one hash each), it never sent a forged one, and its session
+    /// has room.
     func mayShowBeforeCheck(_ documents: [UnverifiedDocument], from id: PeerID) -> Bool {
         guard let link = links[id], let peer = link.peer, !checkedFirst.contains(peer),
             link.shownUnchecked.count + documents.count <= settings.maximumShownUnchecked
         else { return false }
-        return documents.allSatisfy { $0.author == peer }
+        return documents.allSatisfy { $0.author == peer && $0.stampStrength >= settings.requiredStampStrength }
     }
 
     /// Checked documents that hold go on to other peers before they are stored: durability never waits in the

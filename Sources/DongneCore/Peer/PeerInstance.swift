@@ -151,6 +151,9 @@ public struct PeerInstance: Sendable {
         public var maximumAdmitting = 10_000
         /// Documents of one session shown before their checks and not done yet, at most.
         public var maximumShownUnchecked = 32
+        /// The stamp strength the node asks of every author (PROTOCOL.md §1.13): a document with a weaker stamp
+        /// is never shown before its checks, since they will decline it.
+        public var requiredStampStrength = 0
         /// Batches of at most this many documents are checked at once on the loop (a live chat); larger ones
         /// off it.
         public var documentsCheckedInPlace = 4
