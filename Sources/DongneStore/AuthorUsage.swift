@@ -19,6 +19,9 @@ final class AuthorUsage: Sendable {
 
         /// The author and channel of `document`.
         init(_ document: Document) { self.init(author: document.author, channel: document.channel) }
+
+        /// The author and channel `document` claims.
+        init(_ document: UnverifiedDocument) { self.init(author: document.author, channel: document.channel) }
     }
 
     private let bytes = Mutex<[Key: Int]>([:])
@@ -47,6 +50,9 @@ final class AuthorUsage: Sendable {
     func add(_ count: Int, for key: Key) {
         bytes.withLock { table in table[key].map { table[key] = max(0, $0 + count) } }
     }
+
+    /// The bytes counted for `key`, if it has been seen (no reading).
+    func known(_ key: Key) -> Int? { bytes.withLock { $0[key] } }
 
     /// The bytes of `key`, read from the store (by `stored`) the first time.
     func used(_ key: Key, stored: (Key) throws(StoreError) -> Int) throws(StoreError) -> Int {

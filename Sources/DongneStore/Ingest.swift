@@ -147,6 +147,12 @@ extension Store {
         guard strength >= admission.requiredStampStrength else {
             return .failure(.weakStamp(strength: strength, required: admission.requiredStampStrength))
         }
+        // An author already at its quota is declined before its signature too: the check only reads (a forgery
+        // spends nothing), and a paid identity's flood past its quota then costs no verification.
+        let quota = admission.quota(forStrength: strength)
+        if let used = authorUsage.known(AuthorUsage.Key(unverified)), used > quota - min(quota, unverified.bytes.count) {
+            return .failure(.authorQuotaReached(quota: quota))
+        }
         let document: Document
         do { document = try unverified.verified() } catch { return .failure(.invalid(error)) }
         // After the signature: a forgery must not spend the budgets of the documents that hold.
@@ -154,7 +160,6 @@ extension Store {
             return .failure(.unknownKindBudgetSpent)
         }
         do {
-            let quota = admission.quota(forStrength: strength)
             guard try takeQuota(for: document, quota: quota) else {
                 return .failure(.authorQuotaReached(quota: quota))
             }

@@ -11,6 +11,8 @@ enum Command: Equatable {
     case location(latitude: Double, longitude: Double)
     case report(ref: String, reason: String?)
     case retract(ref: String)
+    case hidden
+    case show(ref: String)
     case block(String)
     case unblock(String)
     case blocks
@@ -63,6 +65,8 @@ enum Command: Equatable {
             guard let ref = parts.first else { return usage("/report REF [REASON]") }
             return .success(.report(ref: ref, reason: parts.count > 1 ? parts[1] : nil))
         case "retract": return oneWord(rest, "/retract REF", Command.retract)
+        case "hidden": return noArguments(rest, .hidden)
+        case "show": return oneWord(rest, "/show REF", Command.show)
         case "block": return rest.isEmpty ? usage("/block USER") : .success(.block(rest))
         case "unblock": return rest.isEmpty ? usage("/unblock USER") : .success(.unblock(rest))
         case "blocks": return noArguments(rest, .blocks)
@@ -121,6 +125,7 @@ enum Command: Equatable {
         case .channels: "/channels"
         case .more: "/more"
         case .blocks: "/blocks"
+        case .hidden: "/hidden"
         case .whoami: "/whoami"
         case .peers: "/peers"
         case .names: "/names"
@@ -139,6 +144,8 @@ enum Command: Equatable {
           /location LAT LON      send a location
           /report REF [REASON]   report a message (REF: its #ref, as shown before it); hides it for you
           /retract REF           withdraw one of your messages
+          /hidden                list this channel's hidden messages, and why each is hidden
+          /show REF              show a hidden message anyway, and why it is hidden
           /block USER            hide everything by USER (fingerprint prefix, or an unambiguous name)
           /unblock USER          lift a block
           /blocks                list blocked people

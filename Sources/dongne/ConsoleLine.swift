@@ -78,10 +78,12 @@ struct ConsoleLine: Sendable, Equatable {
         return ConsoleLine(text: text, colored: colored, event: "message", fields: fields)
     }
 
-    static func removed(_ message: MessageSnapshot, ref: String) -> ConsoleLine {
-        ConsoleLine(
-            text: "* #\(ref) is hidden", colored: Palette.dim("* #\(ref) is hidden"), event: "removed",
-            fields: ["id": message.id.hex, "ref": ref])
+    /// A shown message that is now hidden, and why, if known.
+    static func removed(_ message: MessageSnapshot, ref: String, why: String? = nil) -> ConsoleLine {
+        let text = "* #\(ref) is hidden" + (why.map { ": \($0)" } ?? "")
+        var fields: [String: any Sendable] = ["id": message.id.hex, "ref": ref]
+        if let why { fields["why"] = why }
+        return ConsoleLine(text: text, colored: Palette.dim(text), event: "removed", fields: fields)
     }
 
     static func reported(_ message: MessageSnapshot, ref: String) -> ConsoleLine {

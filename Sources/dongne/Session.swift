@@ -99,6 +99,8 @@ final class Session: Sendable {
         case .retract(let ref):
             try await currentChannel().retract(try message(ref))
             console.write(.notice("retracted \(ref.hasPrefix("#") ? ref : "#" + ref): it is gone for everyone"))
+        case .hidden: try listHidden()
+        case .show(let ref): try show(ref)
         case .block(let query): try await block(query)
         case .unblock(let query): try await unblock(query)
         case .blocks: try listBlocks()
@@ -326,7 +328,13 @@ final class Session: Sendable {
         case .new(let messages):
             if isCurrent { printMessages(messages, in: channel, marker: nil, live: true, &state) } else { count(messages, in: channel, &state) }
         case .hidden(let message):
-            if isCurrent, let ref = state.refs.existingRef(for: message.id) { console.write(.removed(message, ref: ref)) }
+            if isCurrent, let ref = state.refs.existingRef(for: message.id) {
+                let moderation = state.feeds[channel].flatMap { feed in
+                    try? node.channel(named: feed.name.value).moderation(of: message.id)
+                }
+                let why = moderation.map(HiddenReasons.words)
+                console.write(.removed(message, ref: ref, why: why))
+            }
         case .reported(let message):
             if isCurrent, let ref = state.refs.existingRef(for: message.id) { console.write(.reported(message, ref: ref)) }
         case .acknowledged(let message):
@@ -559,6 +567,40 @@ final class Session: Sendable {
         if word.hasPrefix("/") && line.trimmingPrefix(while: \.isWhitespace).hasPrefix(word) { return Command.commandNames }
         if line.hasPrefix("/join ") { return state.withLock { $0.channelNames } }
         return Array(Set(((try? node.knownAuthors()) ?? [:]).values))
+    }
+
+    // MARK: Hidden messages
+
+    /// Lists the current channel's hidden messages (the 20 newest, oldest first), each with its reference and
+    /// why it is hidden, without their content: `/show` shows one.
+    private func listHidden() throws {
+        let channel = try currentChannel()
+        let hidden = try channel.hiddenMessages(limit: 20).reversed()
+        guard !hidden.isEmpty else {
+            return console.write(.notice("nothing is hidden in \(VisibleText.channel(channel.name.value))"))
+        }
+        for moderation in hidden {
+            let ref = state.withLock { $0.refs.ref(for: moderation.message.id) }
+            let name = VisibleText.name(moderation.message.senderName)
+            let who = "\(name) (\(moderation.message.author.fingerprint.short))"
+            let why = HiddenReasons.words(moderation)
+            console.write(.notice("#\(ref) by \(who) is hidden: \(why) (/show #\(ref) shows it)"))
+        }
+    }
+
+    /// Shows a message of the current channel whatever hides it, then why it is hidden.
+    private func show(_ ref: String) throws {
+        let channel = try currentChannel()
+        let moderation = try channel.moderation(of: try message(ref))
+        let message = moderation.message
+        let style = state.withLock { state in
+            ConsoleLine.MessageStyle(
+                ref: state.refs.ref(for: message.id), channel: channel.name.value,
+                fingerprint: People.displayedFingerprint(of: message.author, among: knownKeys()), today: today(),
+                mentionsYou: mentionsMe(message))
+        }
+        console.write(.message(message, style))
+        console.write(.notice("#\(style.ref): \(HiddenReasons.words(moderation))"))
     }
 
     // MARK: Helpers

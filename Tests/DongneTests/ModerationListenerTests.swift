@@ -90,6 +90,36 @@ import Testing
         #expect(snapshot.documents.first?.isActive == true)
     }
 
+    @Test func aViewerSeesWhyAMessageIsHiddenWithTheReportersReasonsAndCanReadItAnyway() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let target = try Others.message("사세요 사세요", by: Others.erin, in: seoul, at: 1)
+        try await test.node.receive(target)
+        for (offset, (key, reason)) in [(Others.bob, "광고"), (Others.carol, "광고"), (Others.dave, nil)].enumerated() {
+            let at = UInt64(10 + offset * 2)
+            try await test.node.receive(
+                try Others.message("안녕", by: key, in: seoul, at: at),
+                try Document.sign(.report(Report(channel: seoul.id, message: target.id, reason: reason)), created: at + 1, by: key))
+        }
+        let moderation = try seoul.moderation(of: target.id)
+        #expect(moderation.isHidden && moderation.reportCount == 3 && moderation.reportThreshold == 3)
+        #expect(!moderation.retracted && !moderation.authorBlocked && !moderation.reportedByYou)
+        #expect(moderation.reports.map(\.reason) == ["광고", "광고", nil])
+        #expect(moderation.message.content == .text("사세요 사세요"), "the content, to show anyway")
+        #expect(try seoul.hiddenMessages().map(\.message.id) == [target.id])
+        let shown = try await seoul.messages.whereField(.isActive, isEqualTo: true).getDocuments().documents.map(\.id)
+        #expect(!shown.contains(target.id), "queries of active messages still leave it out")
+        // Blocking and one's own report are reasons too; a message no one hides says so.
+        let mine = try await seoul.send(.text("내 글"))
+        #expect(try !seoul.moderation(of: mine).isHidden)
+        try await test.node.block(Others.erin.publicKey)
+        #expect(try seoul.moderation(of: target.id).authorBlocked)
+        try await seoul.report(try Others.message("안녕", by: Others.bob, in: seoul, at: 10).id, reason: "스팸")
+        let reported = try seoul.hiddenMessages().map { ($0.message.senderName, $0.reportedByYou) }
+        #expect(reported.count == 2 && reported.contains { $0.1 })
+    }
+
     @Test func theThresholdIsConfigurable() async throws {
         let test = try await TestNode.start(threshold: 1)
         defer { test.stop() }

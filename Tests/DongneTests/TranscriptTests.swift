@@ -79,7 +79,7 @@ import DongneTestSupport
         var random = SplitMix64(seed: 99)
         let words = [
             "/join", "/report", "/retract", "/block", "/unblock", "/history", "/more", "/location", "/nick",
-            "/channels", "/blocks", "/whoami", "#1", "#-1", "#99999999999999999999", "abcd", "준호", "NaN",
+            "/channels", "/blocks", "/whoami", "/hidden", "/show", "#1", "#-1", "#99999999999999999999", "abcd", "준호", "NaN",
             "1e400", "-0", "//", "/", "\u{1b}[2J", "\u{0}", "\t", "서울특별시", "🙂",
         ]
         var lines = ["/join 서울특별시"]
