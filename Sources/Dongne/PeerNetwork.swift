@@ -441,7 +441,11 @@ actor PeerNetwork {
         // Only what is certainly new shows before its check; anything the store may hold shows, if new, once
         // checked.
         let latest = owner.latestAcceptedCreated
-        let early = documents.filter { !owner.store.mayHold($0.id) && $0.created <= latest }
+        // Nor does anything admission will decline (a weak stamp, an author at its quota): a decline is not a
+        // refusal, so nothing would stop a peer showing such documents again and again.
+        let early = documents.filter {
+            !owner.store.mayHold($0.id) && $0.created <= latest && owner.store.mayAdmitByStampAndQuota($0)
+        }
         shownFirst.formUnion(owner.source.arriving.add(authenticated: early))
         owner.checkInBackground(documents) { [weak self, weak owner, loop] checked in
             if let owner, let checked, !forwarding, checked.admitted.newDocumentCount == documents.count,

@@ -5,7 +5,8 @@ import Synchronization
 ///
 /// An author's figure is read from the store the first time the author is seen in a channel, and kept up to date
 /// in memory as documents are admitted: bytes are counted when a document passes its checks, before it commits,
-/// so a batch cannot slip past the quota between the two, and given back when the commit does not keep it.
+/// so a batch cannot slip past the quota between the two; given back when the write finds it stored already, and
+/// read again after a write that failed (a failure may come after the commit, from its sync).
 final class AuthorUsage: Sendable {
     /// Who, where: `channel` nil for documents outside channels.
     struct Key: Hashable {
@@ -50,6 +51,10 @@ final class AuthorUsage: Sendable {
     func add(_ count: Int, for key: Key) {
         bytes.withLock { table in table[key].map { table[key] = max(0, $0 + count) } }
     }
+
+    /// Forgets the figure of `key`: the next use reads it from the store again (after a write whose outcome is
+    /// not known for sure).
+    func forget(_ key: Key) { _ = bytes.withLock { $0.removeValue(forKey: key) } }
 
     /// The bytes counted for `key`, if it has been seen (no reading).
     func known(_ key: Key) -> Int? { bytes.withLock { $0[key] } }

@@ -35,6 +35,8 @@ public enum IngestError: Error, Hashable, Sendable, CustomStringConvertible {
 public struct AdmittedBatch: Sendable {
     fileprivate var results: [Result<(Document, InsertOutcome), IngestError>?]
     fileprivate var fresh: [(index: Int, document: Document)]
+    /// Second copies of fresh documents: they end as their first copy's write does.
+    fileprivate var copies: [(index: Int, id: DocumentID)] = []
 
     /// How many documents of the batch passed every check and are not stored yet.
     public var newDocumentCount: Int { fresh.count }
@@ -112,6 +114,7 @@ extension Store {
         for (index, unverified) in parsed {
             if let first = decided[unverified.id] {
                 admitted.results[index] = Self.secondCopy(of: unverified.id, decided: first, fresh: admitted.fresh)
+                if first == nil { admitted.copies.append((index, unverified.id)) }
                 continue
             }
             let result = admit(unverified, stored: stored) { admitted.fresh.append((index, $0)) }
@@ -168,6 +171,15 @@ extension Store {
         return nil
     }
 
+    /// Whether `document`'s author may still have it stored, as far as the store knows without reading (its stamp
+    /// as strong as asked, its author not known to be at its quota): for showing a document before its checks,
+    /// which must never show what they will decline.
+    public func mayAdmitByStampAndQuota(_ document: UnverifiedDocument) -> Bool {
+        let quota = admission.quota(forStrength: document.stampStrength)
+        let used = authorUsage.known(AuthorUsage.Key(document)) ?? 0
+        return document.bytes.count <= quota && used <= quota - document.bytes.count
+    }
+
     /// Counts `document` against its author's quota in its channel; false if it does not fit.
     private func takeQuota(for document: Document, quota: Int) throws(StoreError) -> Bool {
         let key = AuthorUsage.Key(document)
@@ -192,24 +204,29 @@ extension Store {
         _ admitted: AdmittedBatch, deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil,
         completion: @escaping @Sendable ([Result<(Document, InsertOutcome), IngestError>]) -> Void
     ) {
-        let fresh = admitted.fresh
+        let (fresh, copies) = (admitted.fresh, admitted.copies)
         let earlier = admitted.results
         submitInsert(fresh.map(\.document), deferrable: deferrable, whenVisible: whenVisible) { [authorUsage] outcome in
             var results = earlier
-            var notKept: [Document] = []
             switch outcome {
             case .success(let outcomes):
                 for (entry, inserted) in zip(fresh, outcomes) {
                     results[entry.index] = .success((entry.document, inserted))
-                    if inserted == .duplicate { notKept.append(entry.document) }
+                    // Stored meanwhile by another way, which counted it too.
+                    if inserted == .duplicate {
+                        authorUsage.add(-entry.document.bytes.count, for: AuthorUsage.Key(entry.document))
+                    }
                 }
             case .failure(let error):
                 for entry in fresh { results[entry.index] = .failure(.store(error)) }
-                notKept = fresh.map(\.document)
+                // The write may have failed after its commit (its sync): the store says what it kept.
+                for entry in fresh { authorUsage.forget(AuthorUsage.Key(entry.document)) }
             }
-            // What admission counted against its author's quota but this write did not keep (stored meanwhile by
-            // another way, or a failed write) counts no more.
-            for document in notKept { authorUsage.add(-document.bytes.count, for: AuthorUsage.Key(document)) }
+            for copy in copies {
+                guard case .failure(let error)? = fresh.first(where: { $0.document.id == copy.id }).flatMap({ results[$0.index] })
+                else { continue }
+                results[copy.index] = .failure(error)
+            }
             completion(results.map { $0! })
         }
     }

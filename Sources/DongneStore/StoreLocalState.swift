@@ -72,12 +72,13 @@ extension Store {
         }
         let outcomes = Locked<[InsertOutcome]>([])
         submit(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) {
-            [pendingLocalWrites, reconciliationCache] result in
+            [pendingLocalWrites, reconciliationCache, authorUsage] result in
             switch result {
             case .success:
                 reconciliationCache.add(documents)
             case .failure:
                 pendingLocalWrites.update { pending in for document in documents { pending.remove(document.id) } }
+                for document in documents { authorUsage.forget(AuthorUsage.Key(document)) }
             }
             completion(result.map { outcomes.get() })
         } _: { [known, reporterStanding] connection throws(StoreError) in

@@ -145,7 +145,7 @@ enum Command: Equatable {
           /report REF [REASON]   report a message (REF: its #ref, as shown before it); hides it for you
           /retract REF           withdraw one of your messages
           /hidden                list this channel's hidden messages, and why each is hidden
-          /show REF              show a hidden message anyway, and why it is hidden
+          /show REF              show a hidden message anyway (not a withdrawn one), and why it is hidden
           /block USER            hide everything by USER (fingerprint prefix, or an unambiguous name)
           /unblock USER          lift a block
           /blocks                list blocked people

@@ -78,6 +78,21 @@ struct ConsoleLine: Sendable, Equatable {
         return ConsoleLine(text: text, colored: colored, event: "message", fields: fields)
     }
 
+    /// A line of `/hidden`, or what `/show` says after the message: whether and why a message is hidden.
+    static func hidden(_ moderation: Moderation, ref: String, listing: Bool) -> ConsoleLine {
+        let message = moderation.message
+        let why = HiddenReasons.words(moderation)
+        let who = "\(VisibleText.name(message.senderName)) (\(message.author.fingerprint.short))"
+        let text = listing ? "* #\(ref) by \(who) is hidden: \(why) (/show #\(ref) shows it)" : "* #\(ref): \(why)"
+        return ConsoleLine(
+            text: text, colored: Palette.dim(text), event: "hidden",
+            fields: [
+                "id": message.id.hex, "ref": ref, "author": Hex.encode(message.author.bytes),
+                "fingerprint": message.author.fingerprint.full, "name": message.senderName, "why": why,
+                "isHidden": moderation.isHidden,
+            ])
+    }
+
     /// A shown message that is now hidden, and why, if known.
     static func removed(_ message: MessageSnapshot, ref: String, why: String? = nil) -> ConsoleLine {
         let text = "* #\(ref) is hidden" + (why.map { ": \($0)" } ?? "")

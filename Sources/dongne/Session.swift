@@ -332,7 +332,7 @@ final class Session: Sendable {
                 let moderation = state.feeds[channel].flatMap { feed in
                     try? node.channel(named: feed.name.value).moderation(of: message.id)
                 }
-                let why = moderation.map(HiddenReasons.words)
+                let why = moderation.flatMap { $0.isHidden ? HiddenReasons.words($0) : nil }
                 console.write(.removed(message, ref: ref, why: why))
             }
         case .reported(let message):
@@ -581,18 +581,20 @@ final class Session: Sendable {
         }
         for moderation in hidden {
             let ref = state.withLock { $0.refs.ref(for: moderation.message.id) }
-            let name = VisibleText.name(moderation.message.senderName)
-            let who = "\(name) (\(moderation.message.author.fingerprint.short))"
-            let why = HiddenReasons.words(moderation)
-            console.write(.notice("#\(ref) by \(who) is hidden: \(why) (/show #\(ref) shows it)"))
+            console.write(.hidden(moderation, ref: ref, listing: true))
         }
     }
 
-    /// Shows a message of the current channel whatever hides it, then why it is hidden.
+    /// Shows a message of the current channel whatever hides it, then why it is hidden; never one its author
+    /// withdrew, which is gone for everyone (PROTOCOL.md §1.11).
     private func show(_ ref: String) throws {
         let channel = try currentChannel()
         let moderation = try channel.moderation(of: try message(ref))
         let message = moderation.message
+        if moderation.retracted {
+            let ref = state.withLock { $0.refs.ref(for: message.id) }
+            return console.write(.notice("#\(ref) was withdrawn by its author: it is gone for everyone"))
+        }
         let style = state.withLock { state in
             ConsoleLine.MessageStyle(
                 ref: state.refs.ref(for: message.id), channel: channel.name.value,
@@ -600,7 +602,7 @@ final class Session: Sendable {
                 mentionsYou: mentionsMe(message))
         }
         console.write(.message(message, style))
-        console.write(.notice("#\(style.ref): \(HiddenReasons.words(moderation))"))
+        console.write(.hidden(moderation, ref: style.ref, listing: false))
     }
 
     // MARK: Helpers

@@ -59,6 +59,20 @@ import Testing
         #expect(total + more[moreStored].count > policy.quota(forStrength: stronger.stampStrength))
     }
 
+    @Test func whatMayShowBeforeItsChecksIsWhatAdmissionWouldNotDecline() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("dongne.sqlite"), admission: policy)
+        let key = stamped(5)
+        #expect(store.mayAdmitByStampAndQuota(try UnverifiedDocument(parsing: try message("첫 글", by: key).bytes)))
+        #expect(!store.mayAdmitByStampAndQuota(try UnverifiedDocument(parsing: try message("약함", by: Keys.bob).bytes)))
+        let posts = try (0..<200).map { try message("글 \($0)", by: key, at: 1_000 + UInt64($0)).bytes }
+        _ = await store.ingest(posts)
+        let past = try message("넘침", by: key, at: 9_999)
+        #expect(!store.mayAdmitByStampAndQuota(try UnverifiedDocument(parsing: past.bytes)), "its author is at its quota")
+        #expect(await store.ingest([past.bytes])[0].failureDescription?.contains("all its stamp allows") == true)
+    }
+
     @Test func aSecondCopyInABatchGetsTheFirstCopysResult() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }

@@ -5,6 +5,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -17,11 +18,19 @@ def test_lines_that_failed_to_commit_on_a_full_disk_are_stored_once_a_peer_sends
     assert os.geteuid() == 0, "run as root: the test mounts a small tmpfs in a private mount namespace"
     assert shutil.which("unshare") and shutil.which("mount"), "unshare and mount (util-linux) are missing"
     assert DONGNE.exists(), f"build first: {DONGNE} is missing"
-    completed = subprocess.run(
+    environment = {**os.environ, "DONGNE_OUTER_MOUNT_NAMESPACE": os.readlink("/proc/self/ns/mnt")}
+    # A process group of its own: on a timeout every process of the run (the node too) is ended, and with the
+    # last of them the namespaces and the tmpfs go.
+    process = subprocess.Popen(
         ["unshare", "-m", "-n", "--", sys.executable, str(DISK_FULL), "--binary", str(DONGNE)],
-        capture_output=True, text=True, timeout=120)
-    lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
-    assert lines, f"no result (exit {completed.returncode}): {completed.stderr[-3000:]}"
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no result (exit {process.returncode}): {stderr[-3000:]}"
     result = json.loads(lines[-1])
     print(json.dumps(result, ensure_ascii=False))
     assert "error" not in result, result["error"]
