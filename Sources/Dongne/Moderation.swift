@@ -3,14 +3,6 @@ import DongneStore
 /// Why a message is hidden from this user, or that it is not (PROTOCOL.md §1.11): so that a person can always
 /// see why a message was hidden, and look at it anyway.
 public struct Moderation: Hashable, Sendable {
-    /// One report of the message.
-    public struct Report: Hashable, Sendable {
-        /// Who reported it.
-        public let reporter: PublicKey
-        /// The reason the reporter gave, if any.
-        public let reason: String?
-    }
-
     /// The message, whatever its state.
     public let message: MessageSnapshot
     /// Its author withdrew it: it is gone for everyone.
@@ -24,7 +16,7 @@ public struct Moderation: Hashable, Sendable {
     /// Reports that hide a message.
     public let reportThreshold: Int
     /// The reports stored for it, whether they count or not, oldest first (at most 20).
-    public let reports: [Report]
+    public let reports: [ReportNote]
 
     /// Whether this user does not see the message, for any of the reasons above.
     public var isHidden: Bool { retracted || authorBlocked || reportedByYou || reportCount >= reportThreshold }
@@ -41,7 +33,7 @@ public struct Moderation: Hashable, Sendable {
         reportedByYou = stored.reportedByViewer
         reportCount = stored.reportCount
         reportThreshold = stored.reportThreshold
-        reports = stored.reports.map { Report(reporter: $0.reporter, reason: $0.reason) }
+        reports = stored.reports
     }
 }
 

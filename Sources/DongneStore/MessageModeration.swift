@@ -3,14 +3,6 @@ public import DongneCore
 /// Why a message is or is not shown to a viewer (PROTOCOL.md §1.11), with the reports that name it: what a person
 /// needs to see why a message is hidden, and to look at it anyway.
 public struct MessageModeration: Hashable, Sendable {
-    /// One report of the message.
-    public struct Report: Hashable, Sendable {
-        /// Who reported it.
-        public let reporter: PublicKey
-        /// The reason the reporter gave, if any.
-        public let reason: String?
-    }
-
     /// The message.
     public let document: Document
     /// Its author withdrew it: it is gone for everyone.
@@ -24,7 +16,7 @@ public struct MessageModeration: Hashable, Sendable {
     /// The report threshold the counts were compared with.
     public let reportThreshold: Int
     /// The reports stored for it, whether they count or not (at most ``maximumReportsListed``).
-    public let reports: [Report]
+    public let reports: [ReportNote]
 
     /// How many reports of one message are read back with their reasons.
     public static let maximumReportsListed = 20
@@ -92,7 +84,7 @@ extension Store {
     }
 
     /// The stored reports of `message` in its channel, oldest first.
-    private func reports(of message: Document) throws(StoreError) -> [MessageModeration.Report] {
+    private func reports(of message: Document) throws(StoreError) -> [ReportNote] {
         let rows = try read { connection throws(SQLiteError) -> [[UInt8]] in
             let statement = try connection.statement(
                 "SELECT bytes FROM documents WHERE ref = ? AND kind = 3 AND channel IS ? ORDER BY created LIMIT ?"
@@ -103,11 +95,11 @@ extension Store {
             while try statement.step() { rows.append(statement.blob(0)) }
             return rows
         }
-        var reports: [MessageModeration.Report] = []
+        var reports: [ReportNote] = []
         for bytes in rows {
             let document = try Self.reload(bytes)
             guard case .report(let report) = document.body else { continue }
-            reports.append(MessageModeration.Report(reporter: document.author, reason: report.reason))
+            reports.append(ReportNote(reporter: document.author, reason: report.reason))
         }
         return reports
     }

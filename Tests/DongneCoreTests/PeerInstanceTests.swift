@@ -11,8 +11,10 @@ import Testing
     static let address = PeerAddress(host: "10.0.0.2", port: 7000)
 
     /// A core for `me`, carrying `channel`, at time 0.
-    static func core(_ me: SigningKey = sorted[1], seed: UInt64 = 1) -> PeerInstance {
-        var core = PeerInstance(identity: me.publicKey, now: 0, random: SplitMix64(seed: seed))
+    static func core(
+        _ me: SigningKey = sorted[1], seed: UInt64 = 1, settings: PeerInstance.Settings = .init()
+    ) -> PeerInstance {
+        var core = PeerInstance(identity: me.publicKey, now: 0, random: SplitMix64(seed: seed), settings: settings)
         _ = core.handle(.joinedChanged([channel]), now: 0)
         return core
     }
@@ -285,8 +287,7 @@ import Testing
     @Test func anAuthorsOwnDocumentWithAStampWeakerThanAskedIsCheckedBeforeItShows() {
         var settings = PeerInstance.Settings()
         settings.requiredStampStrength = 12
-        var core = PeerInstance(identity: Self.sorted[1].publicKey, now: 0, random: SplitMix64(seed: 1), settings: settings)
-        _ = core.handle(.joinedChanged([Self.channel]), now: 0)
+        var core = Self.core(settings: settings)
         let author = Self.sorted[2]
         Self.establish(&core, 1, with: author)
         let weak = Self.document(by: author, "약한 도장")
@@ -409,8 +410,7 @@ import Testing
     @Test func aDocumentShownBeforeItsCheckMakesRoomOnceChecked() {
         var settings = PeerInstance.Settings()
         settings.maximumShownUnchecked = 1
-        var core = PeerInstance(identity: Self.sorted[1].publicKey, now: 0, random: SplitMix64(seed: 1), settings: settings)
-        _ = core.handle(.joinedChanged([Self.channel]), now: 0)
+        var core = Self.core(settings: settings)
         let author = Self.sorted[2]
         Self.establish(&core, 1, with: author)
         let first = Self.document(by: author, "1")
