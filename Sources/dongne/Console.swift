@@ -19,7 +19,9 @@ protocol Console: Sendable {
 final class StreamConsole: Console, @unchecked Sendable {
     private let json: Bool
     private let condition = NSCondition()
-    private var queue = PendingLines<String>()
+    /// Lines wait here as they are, and are formatted on the output's thread, off the thread that shows
+    /// messages.
+    private var queue = PendingLines<ConsoleLine>()
     private var writing = false
 
     init(json: Bool) {
@@ -32,7 +34,7 @@ final class StreamConsole: Console, @unchecked Sendable {
 
     func write(_ line: ConsoleLine) {
         condition.withLock {
-            queue.append(format(line))
+            queue.append(line)
             condition.broadcast()
         }
     }
@@ -49,13 +51,13 @@ final class StreamConsole: Console, @unchecked Sendable {
 
     private func run() {
         while true {
-            let batch: [String] = condition.withLock {
+            let batch: [ConsoleLine] = condition.withLock {
                 while queue.isEmpty { condition.wait() }
                 writing = true
                 let (lines, dropped) = queue.take()
-                return dropped == 0 ? lines : lines + [format(.dropped(dropped))]
+                return dropped == 0 ? lines : lines + [.dropped(dropped)]
             }
-            FileHandle.standardOutput.write(Data(batch.joined().utf8))
+            FileHandle.standardOutput.write(Data(batch.map(format).joined().utf8))
             condition.withLock {
                 writing = false
                 condition.broadcast()

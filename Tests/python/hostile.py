@@ -20,7 +20,8 @@ Every loop that sends is bounded in count and in time; nothing is multicast; eve
 ended here, by its own handle, and the node's data directory is removed, also on failure.
 
 Scenarios (each scenario_* below says what it does; Tests/python/test_hostile.py says what each must show):
-quiet (no attacker: the baseline), junk, trickle, descriptors, udp, reconcile, request, future, sybil,
+quiet (no attacker: the baseline), cpu (no traffic, one process keeping a core busy: what contention alone
+costs on this shared machine), junk, trickle, descriptors, udp, reconcile, request, future, sybil,
 sybil-text (sybil with ordinary text messages), sybil-stamped (keys with stamps, each up to its quota), reports.
 
 The node asks the default network's identity stamp (`--stamp-strength 24`, PROTOCOL.md §1.13). The honest peer
@@ -167,6 +168,18 @@ def attack_idle(seconds):
     ready()
     time.sleep(seconds)
     return {"seconds": seconds}
+
+
+def attack_cpu(seconds=4.0):
+    """No traffic at all: one process that keeps a core busy for `seconds`, as a flooding attacker's own process
+    does on this shared machine. Under it the honest delivery shows what CPU contention alone costs (the
+    machine's share of a flood's p99), beside the floods that also send."""
+    ready()
+    end = time.monotonic() + seconds
+    spins = 0
+    while time.monotonic() < end:
+        spins += 1
+    return {"seconds": seconds, "spins": spins}
 
 
 def attack_junk(port, count=3000, seconds=15.0, source="127.0.0.2"):
@@ -760,6 +773,12 @@ def fill(peer, documents, per_batch, window=8, timeout=60.0):
 def scenario_quiet(harness):
     honest, _ = harness.honest()
     delivery, attack = during(harness, "idle", {"seconds": 0.5}, honest, "quiet")
+    return {"honest": delivery, "attack": attack}
+
+
+def scenario_cpu(harness):
+    honest, _ = harness.honest()
+    delivery, attack = during(harness, "cpu", {}, honest, "cpu")
     return {"honest": delivery, "attack": attack}
 
 

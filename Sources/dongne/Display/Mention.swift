@@ -6,6 +6,14 @@ import Foundation
 enum Mention {
     /// Whether `text` mentions `name` (names shorter than two characters never match: too many false alarms).
     static func names(_ name: String, in text: String) -> Bool {
+        // Every message shown is searched, on the thread that shows it: most texts lack even the name's first
+        // letter, which a pass over their scalars finds far faster than a search by characters (150 µs for a
+        // text of 1,300 Hangul syllables, and a flood of such texts held the node's loop).
+        if let first = name.unicodeScalars.first, let forms = firstScalars(first),
+            !text.unicodeScalars.contains(where: forms.contains)
+        {
+            return false
+        }
         let name = name.lowercased(), text = text.lowercased()
         guard name.count >= 2 else { return false }
         var searchFrom = text.startIndex
@@ -16,6 +24,18 @@ enum Mention {
             searchFrom = text.index(after: found.lowerBound)
         }
         return false
+    }
+
+    /// The scalars one of which any text holding a character canonically equivalent to `scalar`, in any case,
+    /// must hold; nil when that is not simply known (then the search runs).
+    private static func firstScalars(_ scalar: Unicode.Scalar) -> Set<Unicode.Scalar>? {
+        if scalar.isASCII {
+            return Set(String(scalar).lowercased().unicodeScalars + String(scalar).uppercased().unicodeScalars)
+        }
+        // A precomposed Hangul syllable, or its leading consonant when written as conjoining jamo.
+        guard (0xAC00...0xD7A3).contains(scalar.value), let leading = Unicode.Scalar(0x1100 + (scalar.value - 0xAC00) / 588)
+        else { return nil }
+        return [scalar, leading]
     }
 
     private static func isWordCharacter(_ character: Character?) -> Bool {

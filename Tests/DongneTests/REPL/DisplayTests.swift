@@ -63,6 +63,11 @@ import Testing
         #expect(Mention.names("민지", in: "민지야 어디야?"))
         #expect(Mention.names("민지", in: "안녕 민지"))
         #expect(!Mention.names("지", in: "민지"), "a one-character name never matches")
+        // Conjoining jamo are the same name, by canonical equivalence; a name at the very end matches too.
+        #expect(Mention.names("민지", in: "안녕 \u{1106}\u{1175}\u{11AB}\u{110C}\u{1175}"))
+        #expect(!Mention.names("민지", in: String(repeating: "가", count: 1_300)))
+        #expect(Mention.names("RED", in: "hey red"), "either case of a Latin first letter")
+        #expect(Mention.names("Élodie", in: "salut élodie"), "a first letter with no quick test still matches")
     }
 }
 
