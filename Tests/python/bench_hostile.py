@@ -5,7 +5,8 @@
 Each scenario runs in a private network namespace (`unshare -n`), against a copy of the node binary made once at
 the start: .build/release/dongne, built first (`swift build -c release --product dongne`), or the one
 `--binary` names (with `--build`, the release build runs anyway). Every run starts with `quiet`, the
-baseline the ratio column divides by: honest p99 under attack / quiet p99 of the same run.
+baseline the ratio column divides by: honest p99 under attack / quiet p99 of the same run. With --runs N,
+a last table gives each scenario's median p99 over the runs and its ratio to the median quiet p99.
 """
 
 import argparse
@@ -13,6 +14,7 @@ import json
 import os
 import pathlib
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -100,6 +102,25 @@ def row(result, quiet_p99, run_number, runs):
     return cells
 
 
+def medians(results):
+    """With several runs: each scenario's median p99, and its ratio to the median quiet p99, as lines. One p99
+    of 40 messages is their slowest, and the quiet baseline alone ranges over several milliseconds from run to
+    run on this machine, so a single run's ratio says little."""
+    by_scenario = {}
+    for result in results:
+        p99 = (result.get("honest") or {}).get("p99_ms")
+        if p99 is not None:
+            by_scenario.setdefault(result.get("scenario"), []).append(p99)
+    quiet = statistics.median(by_scenario.get("quiet", [0.0])) or None
+    lines = []
+    for name, values in by_scenario.items():
+        median = statistics.median(values)
+        ratio = f"{median / quiet:.2f}" if quiet else "-"
+        spread = f"{min(values):.1f}-{max(values):.1f}"
+        lines.append(f"{name:<14}  median p99 {median:5.1f} ms  ({spread} over {len(values)} runs)  / quiet {ratio}")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("scenarios", nargs="*", default=SCENARIOS[1:])
@@ -147,6 +168,10 @@ def main():
         print("  ".join("-" * width for width in widths))
         for cells in rows:
             print("  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip())
+        if options.runs > 1:
+            print()
+            for line in medians(results):
+                print(line)
         if options.json:
             with open(options.json, "w") as output:
                 for result in results:
