@@ -44,6 +44,26 @@ import DongneTestSupport
         #expect(screen.last == "[서울특별시]")
     }
 
+    @Test func aReportedMessageSaysWhyItIsHiddenAndShowsAgainOnRequest() async throws {
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        chat.peer.type("광고 사세요")
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasSuffix("광고 사세요") } })
+        let line = try #require(try chat.terminal.screen().first { $0.hasSuffix("광고 사세요") })
+        let ref = try #require(line.split(separator: " ").first.map(String.init))  // "#3fa2"
+        try chat.terminal.keys("/report \(ref) 광고", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0 == "* \(ref) is hidden: you reported it" } })
+        try chat.terminal.keys("/hidden", enter: true)
+        #expect(
+            await chat.terminal.waitFor {
+                $0.contains { $0.hasPrefix("* \(ref) by 민지 (") && $0.hasSuffix("is hidden: you reported it (/show \(ref) shows it)") }
+            })
+        try chat.terminal.keys("/show \(ref)", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0 == "* \(ref): you reported it" } })
+        let screen = try chat.terminal.screen()
+        #expect(screen.filter { $0.hasSuffix("광고 사세요") }.count == 2, "shown once on arrival, once on request: \(screen)")
+    }
+
     @Test func ctrlCClearsTheLineAndCtrlDOnAnEmptyLineLeavesCleanly() async throws {
         let chat = try await TerminalChat()
         defer { chat.close() }
