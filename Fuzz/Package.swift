@@ -11,7 +11,9 @@ import PackageDescription
 // plain `swift build` fails at the link, for want of a `main`.
 
 /// The harnesses by name: `fuzz-<name>` is the executable, `Corpus/<name>/` its seed corpus.
-let harnesses = ["cbor", "document", "frame", "gossip", "negentropy", "datagram", "handshake", "service-txt"]
+let harnesses = [
+    "cbor", "document", "frame", "gossip", "negentropy", "datagram", "handshake", "service-txt", "manifest",
+]
 
 /// The same upcoming features as the main package's targets.
 let sharedSwiftSettings: [SwiftSetting] = [

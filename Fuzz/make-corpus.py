@@ -21,7 +21,7 @@ FUZZ = pathlib.Path(__file__).resolve().parent
 VECTORS = FUZZ.parent / "Protocol" / "vectors"
 CORPUS = FUZZ / "Corpus"
 MAX_SEED_BYTES = 8_192
-HARNESSES = ["cbor", "document", "frame", "gossip", "negentropy", "datagram", "handshake", "service-txt"]
+HARNESSES = ["cbor", "document", "frame", "gossip", "negentropy", "datagram", "handshake", "service-txt", "manifest"]
 
 
 def load(name):
@@ -181,6 +181,12 @@ def service_txt_seeds():
     }
 
 
+def manifest_seeds(blobs):
+    seeds = {"valid": bytes.fromhex(blobs["blob"]["manifest"]["bytes"])}
+    seeds.update({f"invalid-{v['name']}": bytes.fromhex(v["bytes"]) for v in blobs["invalid"]})
+    return seeds
+
+
 def main():
     documents, negentropy, session = load("documents"), load("negentropy"), load("session")
     corpora = {
@@ -192,6 +198,7 @@ def main():
         "datagram": datagram_seeds(session),
         "handshake": handshake_seeds(session),
         "service-txt": service_txt_seeds(),
+        "manifest": manifest_seeds(load("blobs")),
     }
     assert sorted(corpora) == sorted(HARNESSES)
     for harness, seeds in corpora.items():

@@ -53,6 +53,24 @@ import Testing
         #expect(settings.refusalNoticeInterval == 10_000 && settings.hostRefusalsForgivenPerSecond == 1)
     }
 
+    @Test func theBlobLimitsTableIsTheCodes() {
+        let section = Self.specification.components(separatedBy: "### 3.3 Limits")[1].components(separatedBy: "###")[0]
+        var rows: [String: UInt64] = [:]
+        for line in section.split(separator: "\n") where line.hasPrefix("| `") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            rows[cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))] = UInt64(cells[1])
+        }
+        #expect(
+            rows == [
+                "manifestVersion": BlobLimits.manifestVersion, "chunkBytes": UInt64(BlobLimits.chunkBytes),
+                "maximumBlobBytes": UInt64(BlobLimits.maximumBlobBytes), "maximumChunks": UInt64(BlobLimits.maximumChunks),
+                "maximumThumbnailBytes": UInt64(BlobLimits.maximumThumbnailBytes),
+                "maximumImageSide": UInt64(BlobLimits.maximumImageSide),
+                "maximumManifestBytes": UInt64(BlobLimits.maximumManifestBytes),
+            ])
+        for prefix in [BlobChunk.prefix, BlobManifest.prefix] { #expect(Self.specification.contains(Hex.encode(prefix))) }
+    }
+
     @Test func theAdmissionTableIsTheCodesDefaults() {
         let section = Self.specification.components(separatedBy: "### 1.13 Admission")[1]
             .components(separatedBy: "###")[0]

@@ -26,6 +26,18 @@ import Testing
         #expect(try SessionVectors.render() == committed, "run `swift run dongne-vectors` and review the diff")
     }
 
+    @Test func blobVectorFileMatchesWhatTheCodeGeneratesTodayAndItsInvalidManifestsBreakTheirRules() throws {
+        let url = Self.packageRoot.appendingPathComponent(BlobVectors.relativePath)
+        #expect(try BlobVectors.render() == Data(contentsOf: url), "run `swift run dongne-vectors` and review the diff")
+        let file = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as! [String: Any]
+        for vector in file["invalid"] as! [[String: String]] {
+            do {
+                _ = try BlobManifest(parsing: Hex.decode(vector["bytes"]!)!)
+                Issue.record("\(vector["name"]!) was accepted")
+            } catch { #expect(error.rule == vector["rule"], "\(vector["name"]!)") }
+        }
+    }
+
     @Test func everyInvalidVectorIsRejectedForItsStatedRule() throws {
         let invalid = try Self.load()["invalid"] as! [[String: String]]
         #expect(invalid.count >= 30)

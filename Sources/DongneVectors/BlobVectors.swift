@@ -1,0 +1,72 @@
+import DongneCore
+public import Foundation
+
+/// The test vector file `Protocol/vectors/blobs.json` (PROTOCOL.md part 3): a blob cut into chunks, their names,
+/// its manifest's bytes and hash, and manifests that each break one rule.
+public enum BlobVectors {
+    /// The file's relative path inside the package.
+    public static let relativePath = "Protocol/vectors/blobs.json"
+
+    /// The blob: 100,000 bytes, byte i being (31 × i + 7) mod 256 — three chunks, the last shorter.
+    static let blob = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+    /// Its thumbnail: the four bytes of an empty JPEG's start and end markers.
+    static let thumbnail: [UInt8] = [0xFF, 0xD8, 0xFF, 0xD9]
+
+    /// The whole file.
+    public static func render() throws -> Data {
+        try JSONValue.render(JSONValue.object(try contents()))
+    }
+
+    static func contents() throws -> [String: JSONValue] {
+        let chunks = (0..<BlobChunk.count(forSize: blob.count)).map {
+            BlobChunk.name(of: Array(blob[BlobChunk.range($0, inBlobOf: blob.count)]))
+        }
+        let manifest = try BlobManifest(
+            mediaType: "image/jpeg", size: blob.count, chunks: chunks, width: 4_032, height: 3_024,
+            thumbnail: thumbnail)
+        return [
+            "about": .string(
+                "dongne blob vectors (Protocol/PROTOCOL.md part 3). Byte strings are lowercase hex. The blob's byte i "
+                    + "is (31 * i + 7) mod 256, for i from 0 to 99,999. Regenerate with: swift run dongne-vectors"),
+            "prefixes": .object([
+                "chunk": .string(Hex.encode(BlobChunk.prefix)), "manifest": .string(Hex.encode(BlobManifest.prefix)),
+            ]),
+            "chunkBytes": .integer(UInt64(BlobLimits.chunkBytes)),
+            "blob": .object([
+                "size": .integer(UInt64(blob.count)),
+                "chunks": .array(chunks.map { .string(Hex.encode($0.bytes)) }),
+                "manifest": .object([
+                    "mediaType": .string(manifest.mediaType), "width": .integer(UInt64(manifest.width)),
+                    "height": .integer(UInt64(manifest.height)), "thumbnail": .string(Hex.encode(thumbnail)),
+                    "bytes": .string(Hex.encode(manifest.bytes)), "hash": .string(Hex.encode(manifest.hash.raw.bytes)),
+                ]),
+            ]),
+            "invalid": .array(invalid(manifest).map { name, rule, bytes in
+                .object(["name": .string(name), "rule": .string(rule), "bytes": .string(Hex.encode(bytes))])
+            }),
+        ]
+    }
+
+    /// Manifests that each break one rule: the valid one's map with one entry changed.
+    static func invalid(_ manifest: BlobManifest) -> [(String, String, [UInt8])] {
+        guard case .map(let entries)? = try? CBORDecoder.decode(manifest.bytes) else { return [] }
+        func with(_ key: UInt64, _ value: CBOR?) -> [UInt8] {
+            var changed = entries.filter { $0.key != .unsigned(key) }
+            if let value { changed.append(CBORMapEntry(.unsigned(key), value)) }
+            changed.sort { CBOREncoder.encode($0.key).lexicographicallyPrecedes(CBOREncoder.encode($1.key)) }
+            return CBOREncoder.encode(.map(changed))
+        }
+        let twoChunks: CBOR = .array(manifest.chunks.prefix(2).map { .bytes($0.bytes) })
+        return [
+            ("version-2", "unsupported-version", with(0, .unsigned(2))),
+            ("media-type-html", "unsupported-media-type", with(1, .text("text/html"))),
+            ("size-zero", "blob-size-out-of-range", with(2, .unsigned(0))),
+            ("chunk-size-65536", "chunk-size-mismatch", with(3, .unsigned(65_536))),
+            ("two-chunk-names-for-three", "chunk-count-mismatch", with(4, twoChunks)),
+            ("width-zero", "dimension-out-of-range", with(5, .unsigned(0))),
+            ("thumbnail-empty", "thumbnail-size-out-of-range", with(7, .bytes([]))),
+            ("without-height", "missing-field", with(6, nil)),
+            ("extra-key-8", "unexpected-field", with(8, .unsigned(1))),
+        ]
+    }
+}

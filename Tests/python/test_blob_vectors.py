@@ -1,0 +1,77 @@
+"""Independent check of Protocol/vectors/blobs.json (PROTOCOL.md part 3) with hashlib and cbor2: the blob is cut
+into chunks as the spec says, every chunk name and the manifest hash are recomputed, the manifest is re-encoded
+canonically from its fields, and each invalid manifest breaks the rule it names by a validator written here from
+the spec's table."""
+import hashlib
+import json
+import pathlib
+
+import cbor2
+import pytest
+
+VECTORS = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol/vectors/blobs.json").read_text())
+PREFIX = {name: bytes.fromhex(value) for name, value in VECTORS["prefixes"].items()}
+CHUNK_BYTES = 49_152  # PROTOCOL.md part 3
+MAXIMUM_BLOB_BYTES = 33_554_432
+MAXIMUM_THUMBNAIL_BYTES = 8_192
+MAXIMUM_SIDE = 65_535
+MEDIA_TYPES = {"image/jpeg", "image/png", "image/webp"}
+KEYS = {0: "version", 1: "mediaType", 2: "size", 3: "chunkSize", 4: "chunks", 5: "width", 6: "height", 7: "thumbnail"}
+
+
+def blake2b256(prefix, data):
+    return hashlib.blake2b(prefix + data, digest_size=32).digest()
+
+
+def test_the_prefixes_are_the_spec_s():
+    assert PREFIX == {"chunk": b"dongne.blob.chunk.v1\x00", "manifest": b"dongne.blob.manifest.v1\x00"}
+    assert VECTORS["chunkBytes"] == CHUNK_BYTES
+
+
+def test_chunks_manifest_and_hash():
+    blob = VECTORS["blob"]
+    data = bytes((31 * i + 7) % 256 for i in range(blob["size"]))
+    chunks = [data[start : start + CHUNK_BYTES] for start in range(0, len(data), CHUNK_BYTES)]
+    assert [len(chunk) for chunk in chunks] == [49_152, 49_152, 1_696]
+    names = [blake2b256(PREFIX["chunk"], chunk) for chunk in chunks]
+    assert [name.hex() for name in names] == blob["chunks"]
+    manifest = blob["manifest"]
+    fields = {0: 1, 1: manifest["mediaType"], 2: blob["size"], 3: CHUNK_BYTES, 4: names, 5: manifest["width"],
+              6: manifest["height"], 7: bytes.fromhex(manifest["thumbnail"])}
+    encoded = cbor2.dumps(fields, canonical=True)
+    assert encoded.hex() == manifest["bytes"]
+    assert blake2b256(PREFIX["manifest"], encoded).hex() == manifest["hash"]
+    assert violation(encoded) is None
+
+
+def violation(encoded):
+    """The rule a manifest breaks, by PROTOCOL.md part 3's table; None when it breaks none."""
+    fields = cbor2.loads(encoded)
+    if cbor2.dumps(fields, canonical=True) != encoded:
+        return "not-canonical"
+    for key in fields:
+        if key not in KEYS:
+            return "unexpected-field"
+    for key in KEYS:
+        if key not in fields:
+            return "missing-field"
+    if fields[0] != 1:
+        return "unsupported-version"
+    if fields[1] not in MEDIA_TYPES:
+        return "unsupported-media-type"
+    if not 1 <= fields[2] <= MAXIMUM_BLOB_BYTES:
+        return "blob-size-out-of-range"
+    if fields[3] != CHUNK_BYTES:
+        return "chunk-size-mismatch"
+    if len(fields[4]) != -(-fields[2] // CHUNK_BYTES):
+        return "chunk-count-mismatch"
+    if not (1 <= fields[5] <= MAXIMUM_SIDE and 1 <= fields[6] <= MAXIMUM_SIDE):
+        return "dimension-out-of-range"
+    if not 1 <= len(fields[7]) <= MAXIMUM_THUMBNAIL_BYTES:
+        return "thumbnail-size-out-of-range"
+    return None
+
+
+@pytest.mark.parametrize("vector", VECTORS["invalid"], ids=lambda v: v["name"])
+def test_each_invalid_manifest_breaks_its_rule(vector):
+    assert violation(bytes.fromhex(vector["bytes"])) == vector["rule"]
