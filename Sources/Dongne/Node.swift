@@ -278,7 +278,9 @@ public final class Node: Sendable {
         do { document = try Document.sign(body, created: clock.next(), by: key) } catch {
             throw DongneError.invalidDocument(error)
         }
-        guard !stampedIdentity.allows(document.bytes.count, in: document.channel, signedBy: key) else { return document }
+        guard !stampedIdentity.allows(document.bytes.count, in: document.channel, signedBy: key) else {
+            return document
+        }
         // Rare: the user's posts in this channel outgrew their stamp before a stronger one was found.
         await stampedIdentity.strengthen(toAllow: document.bytes.count, in: document.channel)
         do { return try Document.sign(body, created: clock.next(), by: identity) } catch {

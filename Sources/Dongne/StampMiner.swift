@@ -42,9 +42,9 @@ final class StampMiner: Sendable {
         while !stopped.withLock({ $0 }), search.goesOn(at: round) {
             let first = round &* batch &* search.lanes &+ lane
             let stride = search.lanes
-            if let stamp = IdentityStamp.search(for: author, strength: strength, first: first, stride: stride, count: batch) {
-                return (stamp.counter, round)
-            }
+            let found = IdentityStamp.search(
+                for: author, strength: strength, first: first, stride: stride, count: batch)
+            if let found { return (found.counter, round) }
             round &+= 1
         }
         return nil

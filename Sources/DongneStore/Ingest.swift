@@ -153,7 +153,8 @@ extension Store {
         // An author already at its quota is declined before its signature too: the check only reads (a forgery
         // spends nothing), and a paid identity's flood past its quota then costs no verification.
         let quota = admission.quota(forStrength: strength)
-        if let used = authorUsage.known(AuthorUsage.Key(unverified)), used > quota - min(quota, unverified.bytes.count) {
+        let size = unverified.bytes.count
+        if let used = authorUsage.known(AuthorUsage.Key(unverified)), used > quota - min(quota, size) {
             return .failure(.authorQuotaReached(quota: quota))
         }
         let document: Document
@@ -223,8 +224,8 @@ extension Store {
                 for entry in fresh { authorUsage.forget(AuthorUsage.Key(entry.document)) }
             }
             for copy in copies {
-                guard case .failure(let error)? = fresh.first(where: { $0.document.id == copy.id }).flatMap({ results[$0.index] })
-                else { continue }
+                let first = fresh.first { $0.document.id == copy.id }
+                guard case .failure(let error)? = first.flatMap({ results[$0.index] }) else { continue }
                 results[copy.index] = .failure(error)
             }
             completion(results.map { $0! })

@@ -42,7 +42,8 @@ extension Store {
         let hidden = """
             s.channel = ? AND (s.retracted = 1 OR s.reporters >= ?
                 OR EXISTS (SELECT 1 FROM blocks AS b WHERE b.author = s.author)
-                OR EXISTS (SELECT 1 FROM reports AS r WHERE r.message = s.id AND r.reporter = ? AND r.channel = s.channel))
+                OR EXISTS (SELECT 1 FROM reports AS r
+                    WHERE r.message = s.id AND r.reporter = ? AND r.channel = s.channel))
             ORDER BY s.created DESC, s.id DESC LIMIT ?
             """
         let values: [SQLValue] = [

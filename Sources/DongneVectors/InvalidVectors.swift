@@ -72,7 +72,8 @@ enum InvalidVectors {
         add("message-with-extra-field", "unexpected-field", RawMap.message().with(20, .text("extra")))
         add("profile-with-channel", "unexpected-field", RawMap.profile().with(4, .bytes(ValidVectors.seoul.id.bytes)))
         add("created-as-text", "wrong-type", RawMap.message().with(3, .text("yesterday")))
-        add("stamp-7-bytes", "wrong-length", RawMap.message().with(5, .bytes(Array(VectorKeys.alice.stamp!.bytes.prefix(7)))))
+        let shortStamp = Array(VectorKeys.alice.stamp!.bytes.prefix(7))
+        add("stamp-7-bytes", "wrong-length", RawMap.message().with(5, .bytes(shortStamp)))
         add("stamp-as-unsigned", "wrong-type", RawMap.message().with(5, .unsigned(17_550_736)))
         add("unknown-kind-with-stamp-as-text", "wrong-type", RawMap.header(kind: 100).with(5, .text("stamp")))
         add(

@@ -21,7 +21,9 @@ enum IngestBenchmark {
         let bodies = (0..<count).map { index in
             DocumentBody.message(Message(channel: channel, senderName: "민지", content: .text("\(index) \(text)")))
         }
-        let documents = try bodies.enumerated().map { try Document.sign($1, created: UInt64($0), by: keys[$0 % keys.count]).bytes }
+        let documents = try bodies.enumerated().map { index, body in
+            try Document.sign(body, created: UInt64(index), by: keys[index % keys.count]).bytes
+        }
         let meanSize = documents.reduce(0) { $0 + $1.count } / count
         Measure.report("documents", "\(count), mean \(meanSize) bytes")
 

@@ -94,7 +94,9 @@ struct CommandLineOptions: Equatable {
             }
             reporterStandingHours = hours
         case "--stamp-strength":
-            guard let bits = Int(value), (0...32).contains(bits) else { return "--stamp-strength takes a number of bits from 0 to 32" }
+            guard let bits = Int(value), (0...32).contains(bits) else {
+                return "--stamp-strength takes a number of bits from 0 to 32"
+            }
             stampStrength = bits
         default: networkKey = value
         }

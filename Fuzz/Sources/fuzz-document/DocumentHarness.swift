@@ -7,8 +7,8 @@ let signer = SigningKey(seed: [UInt8](repeating: 0x5a, count: 32))!
 /// Documents (`UnverifiedDocument(parsing:)`, then `verified()`), as gossip and reconciliation bring them.
 ///
 /// Beyond not crashing: whatever the parser accepts, the signer accepts too (a node never refuses what it
-/// would sign, nor signs what it refuses), and signing the parsed body again as another author gives the same
-/// bytes but for the author and the signature, which then verify.
+/// would sign, nor signs what it refuses), and signing the parsed body again as another author, with the same
+/// stamp bytes, gives the same bytes but for the author and the signature, which then verify.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDocument(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
     var input = FuzzInput(data, count)
@@ -20,7 +20,9 @@ public func fuzzDocument(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
     }
     _ = try? document.verified()
     let signed: Document
-    do { signed = try Document.sign(document.body, created: document.created, by: signer) } catch {
+    // With the same stamp bytes, if any: the field is in the signed bytes, like the body.
+    let key = document.stamp.map(signer.stamped) ?? signer
+    do { signed = try Document.sign(document.body, created: document.created, by: key) } catch {
         expect(false, "the parser accepted a body the signer refuses: \(error)")
         return 0
     }

@@ -9,7 +9,9 @@ public enum BlobChunk {
     public static func name(of chunk: [UInt8]) -> Bytes32 { BLAKE2b.hash256(chunk, prefix: prefix) }
 
     /// How many chunks a blob of `size` bytes has.
-    public static func count(forSize size: Int) -> Int { (max(0, size) + BlobLimits.chunkBytes - 1) / BlobLimits.chunkBytes }
+    public static func count(forSize size: Int) -> Int {
+        (max(0, size) + BlobLimits.chunkBytes - 1) / BlobLimits.chunkBytes
+    }
 
     /// The byte range of chunk `index` in a blob of `size` bytes.
     public static func range(_ index: Int, inBlobOf size: Int) -> Range<Int> {

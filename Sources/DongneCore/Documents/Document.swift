@@ -80,8 +80,8 @@ public struct Document: Hashable, Sendable, Identifiable {
         }
         return Document(
             unverified: UnverifiedDocument(
-                id: id, version: DocumentLimits.protocolVersion, author: key.publicKey, created: created, stamp: key.stamp,
-                body: body, signature: signature, bytes: bytes))
+                id: id, version: DocumentLimits.protocolVersion, author: key.publicKey, created: created,
+                stamp: key.stamp, body: body, signature: signature, bytes: bytes))
     }
 
     /// The id, the signature and the signed envelope `[unsigned, signature]` of the unsigned bytes `unsigned`.
