@@ -7,16 +7,19 @@ import Testing
     static let specification = try! String(
         contentsOf: VectorTests.packageRoot.appendingPathComponent("Protocol/PROTOCOL.md"), encoding: .utf8)
 
-    /// The rows `| \`name\` | value | … |` of the limits table.
-    static func limitsTable() -> [String: UInt64] {
-        let section = specification.components(separatedBy: "### 1.9 Limits")[1].components(separatedBy: "###")[0]
-        var limits: [String: UInt64] = [:]
+    /// The rows `| \`name\` | value | … |` of the table in the section whose heading starts with `heading`.
+    static func table(in heading: String) -> [String: UInt64] {
+        let section = specification.components(separatedBy: "### " + heading)[1].components(separatedBy: "###")[0]
+        var rows: [String: UInt64] = [:]
         for line in section.split(separator: "\n") where line.hasPrefix("| `") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            limits[cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))] = UInt64(cells[1])
+            rows[cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))] = UInt64(cells[1])
         }
-        return limits
+        return rows
     }
+
+    /// The rows of the limits table (§1.9).
+    static func limitsTable() -> [String: UInt64] { table(in: "1.9 Limits") }
 
     @Test func theLimitsTableIsTheCodesLimits() {
         #expect(
@@ -54,14 +57,8 @@ import Testing
     }
 
     @Test func theBlobLimitsTableIsTheCodes() {
-        let section = Self.specification.components(separatedBy: "### 3.3 Limits")[1].components(separatedBy: "###")[0]
-        var rows: [String: UInt64] = [:]
-        for line in section.split(separator: "\n") where line.hasPrefix("| `") {
-            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            rows[cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))] = UInt64(cells[1])
-        }
         #expect(
-            rows == [
+            Self.table(in: "3.3 Limits") == [
                 "manifestVersion": BlobLimits.manifestVersion, "chunkBytes": UInt64(BlobLimits.chunkBytes),
                 "maximumBlobBytes": UInt64(BlobLimits.maximumBlobBytes), "maximumChunks": UInt64(BlobLimits.maximumChunks),
                 "maximumThumbnailBytes": UInt64(BlobLimits.maximumThumbnailBytes),
@@ -72,15 +69,8 @@ import Testing
     }
 
     @Test func theAdmissionTableIsTheCodesDefaults() {
-        let section = Self.specification.components(separatedBy: "### 1.13 Admission")[1]
-            .components(separatedBy: "###")[0]
-        var rows: [String: UInt64] = [:]
-        for line in section.split(separator: "\n") where line.hasPrefix("| `") {
-            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            rows[cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))] = UInt64(cells[1])
-        }
         #expect(
-            rows == [
+            Self.table(in: "1.13 Admission") == [
                 "IdentityStamp.defaultRequiredStrength": UInt64(IdentityStamp.defaultRequiredStrength),
                 "IdentityStamp.maximumUsefulStrength": UInt64(IdentityStamp.maximumUsefulStrength),
                 "AdmissionPolicy.defaultAuthorQuotaBytes": UInt64(AdmissionPolicy.defaultAuthorQuotaBytes),
