@@ -26,6 +26,8 @@ let package = Package(
         .systemLibrary(
             name: "CDNSSD", pkgConfig: "avahi-compat-libdns_sd",
             providers: [.apt(["libavahi-compat-libdnssd-dev"])]),
+        .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
+        .systemLibrary(name: "CChafa", pkgConfig: "chafa", providers: [.apt(["libchafa-dev"])]),
         // The C library and the kernel: system calls glibc does not wrap (no library to link).
         .systemLibrary(name: "CSystem"),
 
@@ -34,9 +36,13 @@ let package = Package(
         .target(name: "DongneSystem", dependencies: ["CSystem"]),
         .target(name: "DongneStore", dependencies: ["DongneCore", "DongneSystem", "CSQLite", "CSystem"]),
         .target(name: "DongneNet", dependencies: ["DongneCore", "DongneSystem", "CDNSSD", "CSystem"]),
-        .target(name: "Dongne", dependencies: ["DongneCore", "DongneSystem", "DongneStore", "DongneNet"]),
+        // Photos: reading, turning upright, stripping and thumbnailing with libvips; drawing with libchafa.
+        .target(name: "DongneImages", dependencies: ["DongneCore", "CVips", "CChafa"]),
+        .target(
+            name: "Dongne", dependencies: ["DongneCore", "DongneSystem", "DongneStore", "DongneNet", "DongneImages"]),
         .executableTarget(
-            name: "dongne", dependencies: ["Dongne", "DongneCore", "DongneSystem", "DongneStore", "DongneNet"]),
+            name: "dongne",
+            dependencies: ["Dongne", "DongneCore", "DongneSystem", "DongneStore", "DongneNet", "DongneImages"]),
 
         // Tools: the protocol's test vectors, the benchmarks, and the crash-safety probe the store tests drive.
         .target(name: "DongneVectors", dependencies: ["DongneCore"]),
@@ -62,7 +68,9 @@ let package = Package(
             dependencies: ["DongneCore", "DongneStore", "DongneSystem", "DongneTestSupport", "dongne-ingest-probe"]),
         .testTarget(
             name: "DongneTests",
-            dependencies: ["Dongne", "DongneNet", "DongneSystem", "DongneTestSupport", "dongne", "change-feed"],
+            dependencies: [
+                "Dongne", "DongneNet", "DongneSystem", "DongneImages", "DongneTestSupport", "dongne", "change-feed",
+            ],
             exclude: ["Transcripts"]),
     ]
 )

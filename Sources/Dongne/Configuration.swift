@@ -34,6 +34,13 @@ public struct Configuration: Sendable {
     /// Whether to advertise the node with DNS-SD (when it listens) and dial the dongne services it finds. Off
     /// by default for programs; the `dongne` command turns it on unless given `--no-dnssd`.
     public var discovery: Bool
+    /// Other people's photos this node keeps, in bytes (1 GiB by default): beyond, the least recently used go
+    /// first. The user's own photos and those being fetched are kept whatever their size.
+    public var photoBudgetBytes = 1 << 30
+    /// Photos in joined channels up to this size are fetched as soon as their message arrives (8 MiB by
+    /// default); larger ones only their manifest (size, pixels, thumbnail), the rest when asked for
+    /// (``Node/fetchPhoto(_:)``).
+    public var automaticPhotoFetchBytes = 8 << 20
     /// How long the store may hold a received or local message's commit (see `Store.init(path:deferredCommitDelay:)`);
     /// tests lengthen it to catch a message between its showing and its commit.
     package var deferredCommitDelay: Duration = .milliseconds(4)

@@ -18,6 +18,10 @@ public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidAddress(String)
     /// The network could not do what was asked, and why.
     case networkUnavailable(String)
+    /// A photo could not be prepared (not an image, unreadable, too large once prepared).
+    case photo(PhotoError)
+    /// The photo's bytes are not on this node (yet): fetch it first.
+    case photoNotAvailable(BlobHash)
 
     /// One line for people.
     public var description: String {
@@ -32,6 +36,8 @@ public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notTheAuthor(let id): "only its author can retract message \(id)"
         case .invalidAddress(let address): "\(address) is not HOST:PORT"
         case .networkUnavailable(let reason): reason
+        case .photo(let error): "\(error)"
+        case .photoNotAvailable(let hash): "photo \(hash) is not on this node yet"
         }
     }
 }

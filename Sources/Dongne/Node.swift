@@ -23,13 +23,15 @@ public final class Node: Sendable {
     /// Where the signatures of messages shown already (received straight from their authors) are checked.
     let background = BackgroundQueue(name: "dongne-checks")
     let source: SnapshotSource
+    /// What this node holds of each photo.
+    let photos: PhotoLibrary
     let region: ChannelName?
     /// The current display name, readable from any thread.
     private let profile: Locked<String>
     private let clock: MonotonicClock
     /// Set once ``stop()`` begins: periodic work ends.
     private let stopping = Locked(false)
-    private let network: LockedNetwork
+    let network: LockedNetwork
     /// Makes the data directory this node's alone while it runs.
     private let directoryLock: DataDirectoryLock
 
@@ -59,7 +61,8 @@ public final class Node: Sendable {
         self.profile = Locked(configuration.displayName)
         self.clock = MonotonicClock(configuration.clock)
         let policy = ModerationPolicy(reportThreshold: max(1, configuration.reportThreshold))
-        source = SnapshotSource(store: store, viewer: identity.current.publicKey, policy: policy)
+        photos = PhotoLibrary(store: store)
+        source = SnapshotSource(store: store, viewer: identity.current.publicKey, policy: policy, photos: photos)
         hub = ListenerHub(source: source, loop: loop)
     }
 
@@ -136,6 +139,7 @@ public final class Node: Sendable {
         }
         // Advertised only when listening; a node that does not listen still finds and dials the others.
         await network.begin()
+        await resumePhotoFetches()
         if configuration.discovery { await network.startDiscovery(port: listening?.port) }
         // Configured peers, then those met before; one that does not answer is dialled again later.
         let remembered = (try? store.knownPeers()) ?? []
@@ -417,7 +421,7 @@ private final class MonotonicClock: Sendable {
 }
 
 /// The node's network, once started, and where it listens.
-private final class LockedNetwork: Sendable {
+final class LockedNetwork: Sendable {
     private let state = Mutex<(network: PeerNetwork?, listening: String?)>((nil, nil))
 
     func get() -> PeerNetwork? { state.withLock { $0.network } }

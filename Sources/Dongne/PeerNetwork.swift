@@ -53,6 +53,8 @@ actor PeerNetwork {
     private var checkedArrivals: [CheckedArrival] = []
     /// Channels whose listeners are to see messages shown before their checks, with the checked arrivals.
     private var shownFirst: Set<ChannelID> = []
+    /// A refresh of listeners for photos' progress is scheduled.
+    private var photoRefreshDue = false
     private let notices: AsyncStream<PeerEvent>.Continuation
     /// Peer events, for status lines; buffered up to 256 (the oldest dropped).
     nonisolated let peerEvents: AsyncStream<PeerEvent>
@@ -233,6 +235,11 @@ actor PeerNetwork {
                     try? await store.rememberPeer("\(address)", at: clock?.now() ?? 0)
                 }
             case .notify(let notice): notices.yield(PeerEvent(notice))
+            case .readBlob(let request, let peer): handle(.blobRead(readBlob(request, for: peer), for: peer))
+            case .storeBlobManifest(let manifest): storeManifest(manifest)
+            case .storeBlobChunk(let blob, let index, let bytes): storeChunk(blob, index: index, bytes: bytes)
+            case .blobProgress, .blobCompleted: continue  // availability follows what is durable, below
+            case .blobHeldBack(let blob): owner?.photos.setFetching(blob, false)
             case .wake(let at): wake(at: at)
             }
         }
@@ -398,6 +405,86 @@ actor PeerNetwork {
         if !refused.isEmpty { handle(.datagramsRefused(refused)) }
     }
 
+    // MARK: Photos
+
+    /// A peer's connection holding more than this unsent gets no chunks (its requests count as over budget):
+    /// a peer that asks for everything and reads nothing holds at most this much of this node's memory.
+    static let maximumUnsentForChunks = 1 << 20
+
+    /// Starts (or resumes) fetching a blob.
+    func fetch(_ blob: BlobHash, manifest: BlobManifest?, held: [Int], sizeLimit: Int) {
+        handle(.fetchBlob(blob, manifest: manifest, held: held, sizeLimit: sizeLimit))
+    }
+
+    /// The answer to a peer's `blob want` or `chunk request`, from the photo library and the store; nil (over
+    /// budget) while the peer's connection holds too much unsent.
+    private func readBlob(_ request: GossipMessage, for peer: PeerID) -> [GossipMessage]? {
+        guard let owner, let connection = connections[peer],
+            connection.socket.unsentBytes <= Self.maximumUnsentForChunks
+        else { return nil }
+        let blob: BlobHash
+        switch request {
+        case .blobWant(let hash), .chunkRequest(let hash, _): blob = hash
+        case .batch, .acknowledge, .channels, .reconcile, .request, .reconciled, .datagrams, .blobHave, .chunk:
+            return []
+        }
+        let entry = owner.photos.entry(blob)
+        return BlobAnswer.answer(request, manifest: entry.manifest, held: entry.held) { [store] index in
+            try? store.blobChunk(blob, index: index)
+        }
+    }
+
+    private func storeManifest(_ manifest: BlobManifest) {
+        store.submitBlobManifest(manifest, at: NodeClock.system.now()) { [weak self] result in
+            guard case .success = result else { return }
+            self?.loop.execute { [weak self] in
+                self?.assumeIsolated { network in
+                    network.owner?.photos.manifestStored(manifest)
+                    network.photosChanged()
+                }
+            }
+        }
+    }
+
+    private func storeChunk(_ blob: BlobHash, index: Int, bytes: [UInt8]) {
+        store.submitBlobChunk(blob, index: index, bytes: bytes) { [weak self] result in
+            guard case .success = result else { return }
+            self?.loop.execute { [weak self] in
+                self?.assumeIsolated { network in
+                    guard let owner = network.owner else { return }
+                    if owner.photos.chunkStored(blob, index: index) {
+                        network.photosChanged(now: true)
+                        Task { await owner.evictPhotosOverBudget() }
+                    } else {
+                        network.photosChanged()
+                    }
+                }
+            }
+        }
+    }
+
+    /// Listeners see photos' availability change (metadata, sentence 11 of the listener contract): at once
+    /// when a photo is complete, else at most every ``photoRefreshInterval`` while chunks arrive.
+    private func photosChanged(now: Bool = false) {
+        guard let owner else { return }
+        if now {
+            photoRefreshDue = false
+            return owner.hub.assumeIsolated { $0.refreshAll() }
+        }
+        guard !photoRefreshDue else { return }
+        photoRefreshDue = true
+        _ = loop.schedule(at: .now + Self.photoRefreshInterval) { [weak self] in
+            self?.assumeIsolated { network in
+                guard network.photoRefreshDue else { return }
+                network.photoRefreshDue = false
+                network.owner?.hub.assumeIsolated { $0.refreshAll() }
+            }
+        }
+    }
+
+    /// How often listeners hear a fetch's progress.
+    static let photoRefreshInterval: Duration = .milliseconds(250)
+
     // MARK: Checking and storing
 
     /// Checks received documents the way the core said: on the loop at once, off it (a catch-up), or shown first
@@ -532,7 +619,19 @@ actor PeerNetwork {
                 }
             return PeerInstance.Admission(document.id, from: from, outcome)
         }
+        fetchArrivedPhotos(results)
         handle(.settled(admissions))
+    }
+
+    /// Photos of new messages in joined channels are fetched (up to the automatic size; the rest on demand).
+    private func fetchArrivedPhotos(_ results: [Result<(Document, InsertOutcome), IngestError>]) {
+        guard let owner else { return }
+        var joined: Set<ChannelID>?
+        for case .success(let (document, outcome)) in results where outcome == .stored {
+            guard case .message(let message) = document.body, case .photo(let hash) = message.content else { continue }
+            if joined == nil { joined = Set(joinedChannels()) }
+            if joined?.contains(message.channel) == true { owner.photoArrived(hash) }
+        }
     }
 
     // MARK: Translations

@@ -5,6 +5,8 @@ struct SnapshotSource: Sendable {
     let store: Store
     let viewer: PublicKey
     let policy: ModerationPolicy
+    /// What this node holds of each photo: shown with photo messages.
+    let photos: PhotoLibrary
 
     /// Messages shown before their commit (received and checked, or local), merged into every read.
     let arriving = ArrivingMessages()
@@ -38,11 +40,13 @@ struct SnapshotSource: Sendable {
             let isActive = policy.isActive(reportCount: row.reportCount, retracted: false)
             if let snapshot = known[row.id] {
                 return snapshot.with(reportCount: row.reportCount, isActive: isActive, metadata: metadata)
+                    .with(photos: photos)
             }
             guard let document = fetched[row.id], case .message(let message) = document.body else { return nil }
             return MessageSnapshot(
                 document: document, message: message, reportCount: row.reportCount, isActive: isActive,
-                metadata: metadata)
+                metadata: metadata
+            ).with(photos: photos)
         }
         let plain: Arrivals
         if let arrivals { plain = arrivals } else { plain = try self.arrivals(in: query.channel) }
@@ -89,7 +93,8 @@ struct SnapshotSource: Sendable {
                 MessageSnapshot(
                     id: arrival.id, author: arrival.author, created: arrival.created, message: arrival.message,
                     reportCount: 0, isActive: isActive,
-                    metadata: SnapshotMetadata(hasPendingWrites: arrival.isLocalWrite, isFromCache: isFromCache)))
+                    metadata: SnapshotMetadata(hasPendingWrites: arrival.isLocalWrite, isFromCache: isFromCache)
+                ).with(photos: photos))
         }
         return snapshots
     }

@@ -56,6 +56,8 @@ public struct MessageSnapshot: SnapshotDocument, Hashable {
     public private(set) var isActive: Bool
     /// Whether it is a pending local write, and whether its channel is not yet reconciled.
     public private(set) var metadata: SnapshotMetadata
+    /// For a photo message, the photo as this node has it (local metadata, like ``metadata``); nil otherwise.
+    public private(set) var photo: PhotoSnapshot?
 
     /// Its place in the thread: by `created`, then by id.
     public var position: SortKey { SortKey(created: created, id: id) }
@@ -92,6 +94,14 @@ public struct MessageSnapshot: SnapshotDocument, Hashable {
         copy.reportCount = reportCount
         copy.isActive = isActive
         copy.metadata = metadata
+        return copy
+    }
+
+    /// The same message with the photo as the library has it now.
+    func with(photos: PhotoLibrary) -> MessageSnapshot {
+        guard case .photo(let hash) = content else { return self }
+        var copy = self
+        copy.photo = photos.snapshot(hash)
         return copy
     }
 }

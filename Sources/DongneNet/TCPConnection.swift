@@ -150,6 +150,9 @@ public final class TCPConnection: Sendable {
         }
     }
 
+    /// Bytes queued and not yet written to the socket.
+    public var unsentBytes: Int { state.withLock { $0.queuedBytes } }
+
     /// Bytes written to and read from the socket so far.
     public var traffic: (sent: Int, received: Int) { state.withLock { ($0.sent, $0.received) } }
 

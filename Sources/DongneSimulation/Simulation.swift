@@ -34,6 +34,13 @@ public struct Simulation {
         public var partitionSplit = 12
         /// The settings of every node.
         public var settings = PeerInstance.Settings()
+        /// Bytes per millisecond each node's uplink carries, all its sessions together (nil: no limit). A message
+        /// leaves once the ones before it on the node's uplink have, and takes its size over this rate.
+        public var uplinkBytesPerMillisecond: Double? = nil
+        /// Every node dials every other (instead of a ring with random extra links).
+        public var fullMesh = false
+        /// A blob to fetch, if any (``BlobWorkload``).
+        public var blob: BlobWorkload? = nil
         /// The seed of every random choice: the same seed, the same run.
         public var seed: UInt64 = 1
         /// Milliseconds for the nodes to dial each other before the workload starts (and the partition's times
@@ -42,6 +49,27 @@ public struct Simulation {
 
         /// The Gossip Glomers broadcast workload: 25 nodes, 100 ms links, 100 messages a second for 20 s.
         public init() {}
+    }
+
+    /// One blob, held by some nodes when the workload starts and fetched by another.
+    public struct BlobWorkload: Sendable {
+        /// The blob's size in bytes.
+        public var size: Int
+        /// Nodes holding all of it from the start.
+        public var holders: [Int]
+        /// The node that fetches it, from the start of the workload.
+        public var fetcher: Int
+        /// Holders that serve every chunk with one byte changed.
+        public var corrupting: Set<Int> = []
+        /// A holder that goes away (its sessions close) this long after the workload starts.
+        public var leaving: (node: Int, after: UInt64)? = nil
+
+        /// A blob of `size` bytes held by `holders` and fetched by `fetcher`.
+        public init(size: Int, holders: [Int], fetcher: Int) {
+            self.size = size
+            self.holders = holders
+            self.fetcher = fetcher
+        }
     }
 
     /// What a run measured.
@@ -63,6 +91,12 @@ public struct Simulation {
         public let maximumLatency: UInt64
         /// When the last document reached the last node, after the partition healed (nil without partition).
         public let catchUpAfterHeal: UInt64?
+        /// Milliseconds from the start of the blob workload to the fetcher holding every chunk (nil: never).
+        public let blobFetched: UInt64?
+        /// Chunks each node sent the fetcher.
+        public let chunksSent: [Int: Int]
+        /// Whether the fetcher's copy of the blob is the blob, chunk for chunk.
+        public let blobIntact: Bool
 
         /// The figures in one line.
         public var description: String {
@@ -82,6 +116,8 @@ public struct Simulation {
         case wake(node: Int)
         case publish(node: Int)
         case dialled(from: Int, to: Int)
+        case startBlob
+        case leave(node: Int)
     }
 
     /// One end of a session: the node, its number for the session, and the other end.
@@ -93,6 +129,8 @@ public struct Simulation {
     /// A node's in-memory store.
     private struct Store {
         var documents: [DocumentID: (created: UInt64, bytes: [UInt8])] = [:]
+        var manifests: [BlobHash: BlobManifest] = [:]
+        var chunks: [BlobHash: [Int: [UInt8]]] = [:]
     }
 
     private let scenario: Scenario
@@ -113,6 +151,11 @@ public struct Simulation {
     private var messagesSent = 0
     private var keepalivesSent = 0
     private var counter = 0
+    private var uplinkFreeAt: [UInt64]
+    private var blob: (manifest: BlobManifest, chunks: [[UInt8]])?
+    private var blobFetched: UInt64?
+    private var chunksSent: [Int: Int] = [:]
+    private var gone: Set<Int> = []
 
     /// A simulation of `scenario`.
     public init(_ scenario: Scenario) {
@@ -128,6 +171,55 @@ public struct Simulation {
         stores = Array(repeating: Store(), count: scenario.nodes)
         wakeAt = Array(repeating: nil, count: scenario.nodes)
         nextPeer = Array(repeating: 1, count: scenario.nodes)
+        uplinkFreeAt = Array(repeating: 0, count: scenario.nodes)
+        if let workload = scenario.blob { blob = Self.makeBlob(size: workload.size) }
+    }
+
+    /// A blob of pseudo-random bytes and its manifest.
+    private static func makeBlob(size: Int) -> (manifest: BlobManifest, chunks: [[UInt8]]) {
+        var generator = SplitMix64(seed: 42)
+        let chunks = (0..<BlobChunk.count(forSize: size)).map { index in
+            (0..<BlobChunk.range(index, inBlobOf: size).count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        }
+        let manifest = try! BlobManifest(
+            mediaType: "image/jpeg", size: size, chunks: chunks.map(BlobChunk.name(of:)), width: 1, height: 1,
+            thumbnail: [0xff])
+        return (manifest, chunks)
+    }
+
+    /// The blob workload starts: holders hold the blob, the fetcher asks for it.
+    private mutating func startBlobWorkload(at time: UInt64) {
+        guard let workload = scenario.blob, let blob else { return }
+        for holder in workload.holders {
+            stores[holder].manifests[blob.manifest.hash] = blob.manifest
+            stores[holder].chunks[blob.manifest.hash] = Dictionary(uniqueKeysWithValues: blob.chunks.enumerated().map { ($0, $1) })
+        }
+        handle(.fetchBlob(blob.manifest.hash, manifest: nil, held: []), at: workload.fetcher, time: time)
+    }
+
+    /// A node goes away: every session of its ends (its peers hear the close), and it handles nothing more.
+    private mutating func leave(_ node: Int, at time: UInt64) {
+        gone.insert(node)
+        for end in sessions.keys.filter({ $0.node == node }).sorted(by: { $0.id < $1.id }) { hangUp(end, at: time) }
+    }
+
+    /// A node's answer to a peer's `blob want` or `chunk request`, from its in-memory store.
+    private func answer(_ request: GossipMessage, at node: Int) -> [GossipMessage] {
+        let hash: BlobHash
+        switch request {
+        case .blobWant(let blob), .chunkRequest(let blob, _): hash = blob
+        case .batch, .acknowledge, .channels, .reconcile, .request, .reconciled, .datagrams, .blobHave, .chunk:
+            return []
+        }
+        let manifest = stores[node].manifests[hash]
+        let chunks = stores[node].chunks[hash] ?? [:]
+        let held = manifest.map { HeldChunks(count: $0.chunks.count, indexes: chunks.keys) }
+        let corrupting = scenario.blob?.corrupting.contains(node) == true
+        return BlobAnswer.answer(request, manifest: manifest, held: held) { index in
+            guard var bytes = chunks[index] else { return nil }
+            if corrupting { bytes[0] ^= 0xff }
+            return bytes
+        }
     }
 
     /// Runs the workload, then lets the network settle; what it measured.
@@ -135,11 +227,14 @@ public struct Simulation {
         for node in 0..<scenario.nodes { handle(.joinedChanged([channel]), at: node, time: 0) }
         connect()
         let total = scenario.messagesPerSecond * Int(scenario.writingDuration) / 1_000
+        if scenario.blob != nil { queue.push(.startBlob, at: scenario.warmUp) }
+        if let leaving = scenario.blob?.leaving { queue.push(.leave(node: leaving.node), at: scenario.warmUp + leaving.after) }
         for _ in 0..<total {
             let time = UInt64.random(in: 0..<scenario.writingDuration, using: &random)
             queue.push(.publish(node: Int.random(in: 0..<scenario.nodes, using: &random)), at: scenario.warmUp + time)
         }
-        let end = scenario.warmUp + scenario.writingDuration + (scenario.partition?.upperBound ?? 0) + 30_000
+        var end = scenario.warmUp + scenario.writingDuration + (scenario.partition?.upperBound ?? 0) + 30_000
+        if scenario.blob != nil { end = max(end, scenario.warmUp + 120_000) }
         while let (time, item) = queue.pop(), time <= end { step(item, at: time) }
         return report()
     }
@@ -155,6 +250,9 @@ public struct Simulation {
                 let other = Int.random(in: 0..<count, using: &random)
                 if other != node { links.insert([node, other].sorted()) }
             }
+        }
+        if scenario.fullMesh {
+            links = Set((0..<count).flatMap { node in (node + 1..<count).map { [node, $0] } })
         }
         for link in links.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             handle(.connect(Self.address(of: link[1])), at: link[0], time: 0)
@@ -202,6 +300,10 @@ public struct Simulation {
             handle(.timer, at: node, time: time)
         case .dialled(let from, let to):
             open(from: from, to: to, at: time)
+        case .startBlob:
+            startBlobWorkload(at: time)
+        case .leave(let node):
+            leave(node, at: time)
         }
     }
 
@@ -224,6 +326,7 @@ public struct Simulation {
     }
 
     private mutating func handle(_ event: PeerInstance.Event, at node: Int, time: UInt64) {
+        guard !gone.contains(node) else { return }
         var pending = [event]
         while !pending.isEmpty {
             let next = pending.removeFirst()
@@ -267,7 +370,15 @@ public struct Simulation {
             case .wake(let at):
                 wakeAt[node] = at
                 queue.push(.wake(node: node), at: at)
-            case .acknowledged, .reconciled, .remember, .notify:
+            case .readBlob(let request, let peer):
+                answers.append(.blobRead(answer(request, at: node), for: peer))
+            case .storeBlobManifest(let manifest):
+                stores[node].manifests[manifest.hash] = manifest
+            case .storeBlobChunk(let hash, let index, let bytes):
+                stores[node].chunks[hash, default: [:]][index] = bytes
+            case .blobCompleted:
+                if node == scenario.blob?.fetcher, blobFetched == nil { blobFetched = time - scenario.warmUp }
+            case .acknowledged, .reconciled, .remember, .notify, .blobProgress, .blobHeldBack:
                 continue
             }
         }
@@ -304,7 +415,14 @@ public struct Simulation {
         if time >= scenario.warmUp {
             if case .acknowledge([]) = message { keepalivesSent += 1 } else { messagesSent += 1 }
         }
-        var delay = scenario.linkDelay + UInt64.random(in: 0...scenario.jitter, using: &random)
+        if case .chunk = message, other.node == scenario.blob?.fetcher { chunksSent[end.node, default: 0] += 1 }
+        let bytes = message.wireBytes
+        var sent = time
+        if let rate = scenario.uplinkBytesPerMillisecond {
+            sent = max(time, uplinkFreeAt[end.node]) + UInt64((Double(bytes.count) / rate).rounded(.up))
+            uplinkFreeAt[end.node] = sent
+        }
+        var delay = sent - time + scenario.linkDelay + UInt64.random(in: 0...scenario.jitter, using: &random)
         while Double.random(in: 0..<1, using: &random) < scenario.loss { delay += scenario.retransmissionTimeout }
         var arrival = time + delay
         if partitioned(end.node, other.node, at: time), let partition = scenario.partition {
@@ -312,7 +430,7 @@ public struct Simulation {
         }
         arrival = max(arrival, lastArrival[end] ?? 0)
         lastArrival[end] = arrival
-        queue.push(.message(message.wireBytes, link: other), at: arrival)
+        queue.push(.message(bytes, link: other), at: arrival)
     }
 
     /// One end closed the session: the other end hears once its last messages arrived (unless it closed too).
@@ -345,6 +463,13 @@ public struct Simulation {
             catchUpAfterHeal: scenario.partition.map { partition in
                 let heal = scenario.warmUp + partition.upperBound
                 return lastArrival > heal ? lastArrival - heal : 0
-            })
+            },
+            blobFetched: blobFetched, chunksSent: chunksSent, blobIntact: fetchedBlobIsIntact)
+    }
+
+    private var fetchedBlobIsIntact: Bool {
+        guard let workload = scenario.blob, let blob else { return false }
+        let chunks = stores[workload.fetcher].chunks[blob.manifest.hash] ?? [:]
+        return chunks.count == blob.chunks.count && blob.chunks.indices.allSatisfy { chunks[$0] == blob.chunks[$0] }
     }
 }

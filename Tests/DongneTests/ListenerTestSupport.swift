@@ -67,12 +67,13 @@ struct TestNode {
 
     static func start(
         name: String = "민지", region: String? = nil, threshold: Int = 3,
-        deferredCommitDelay: Duration = .milliseconds(4)
+        deferredCommitDelay: Duration = .milliseconds(4), listen: Bool = false
     ) async throws -> TestNode {
         let directory = NSTemporaryDirectory() + "dongne-listen-" + UUID().uuidString
         var configuration = Configuration.testing(
             dataDirectory: directory, displayName: name, region: region, reportThreshold: threshold,
-            clock: .stepping(from: 1_764_400_000_000))
+            clock: .stepping(from: 1_764_400_000_000), listenPort: listen ? 0 : nil)
+        configuration.listenAddress = "127.0.0.1"
         configuration.deferredCommitDelay = deferredCommitDelay
         // These tests are about what listeners see when reports count; when they count is ReporterStandingTests'.
         configuration.reporterStandingAge = 0

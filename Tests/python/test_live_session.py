@@ -30,7 +30,7 @@ def exchange(node, peer):
     assert messages[-1] == [2, [channel_id(CHANNEL)]], "the node announces the channel it carries"
     assert all(m[0] in (2, 6) for m in messages), "channels and the datagram route come first"
     peer.send(1, cbor2.dumps([2, [channel_id(CHANNEL)]], canonical=True))
-    # PROTOCOL.md §2.4: a message of a type above 6 is a later version's: ignored and counted, not fatal.
+    # PROTOCOL.md §2.4: a message of a type above 10 is a later version's: ignored and counted, not fatal.
     peer.send(1, cbor2.dumps([99, "from a later version", {1: b"new"}], canonical=True))
     document = peer.signed_message("파이썬에서 왔어요")
     peer.send(1, cbor2.dumps([0, 1, [], [document]], canonical=True))

@@ -23,6 +23,10 @@ public struct BlobManifest: Hashable, Sendable {
     /// Domain-separation prefix of a manifest's hash: ASCII `dongne.blob.manifest.v1` and a zero byte.
     public static let prefix: [UInt8] = Array("dongne.blob.manifest.v1".utf8) + [0]
 
+    /// The hash of a manifest with these bytes: what a message's `photo` field names. Checked before the bytes are
+    /// parsed, so that a manifest that is not the one asked for costs one hash.
+    public static func hash(of bytes: [UInt8]) -> BlobHash { BlobHash(BLAKE2b.hash256(bytes, prefix: prefix)) }
+
     enum Key {
         static let version: UInt64 = 0
         static let mediaType: UInt64 = 1
@@ -118,7 +122,7 @@ public struct BlobManifest: Hashable, Sendable {
         self.height = height
         self.thumbnail = thumbnail
         self.bytes = bytes
-        hash = BlobHash(BLAKE2b.hash256(bytes, prefix: Self.prefix))
+        hash = Self.hash(of: bytes)
     }
 
     /// Every rule but the encoding's, cheapest first.

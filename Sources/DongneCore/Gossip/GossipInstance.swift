@@ -235,8 +235,8 @@ public struct GossipInstance: Sendable {
         case .channels(let channels):
             peers[peer]?.channels = Set(channels)
             return []
-        case .reconcile, .request, .reconciled, .datagrams:
-            return []  // the shell handles reconciliation and datagram routes
+        case .reconcile, .request, .reconciled, .datagrams, .blobWant, .blobHave, .chunkRequest, .chunk:
+            return []  // the peer core handles reconciliation and datagram routes
         }
     }
 

@@ -32,6 +32,15 @@ public enum GossipMessage: Sendable, Equatable {
     /// The sender takes datagrams for this session on this UDP port (of the session's host), tagged with this
     /// index (PROTOCOL.md §2.7).
     case datagrams(port: UInt16, index: UInt32)
+    /// Asks whether the peer holds a blob (PROTOCOL.md §3.4); it answers with ``blobHave(_:manifest:held:)``.
+    case blobWant(BlobHash)
+    /// What the sender holds of a blob: its manifest's bytes and which chunks it holds, one bit per chunk
+    /// (chunk *i* is bit `i % 8` of byte `i / 8`, least significant first). Both empty: it holds none of it.
+    case blobHave(BlobHash, manifest: [UInt8], held: [UInt8])
+    /// Asks the peer for these chunks of a blob, by index.
+    case chunkRequest(BlobHash, indexes: [Int])
+    /// One chunk of a blob, by index.
+    case chunk(BlobHash, index: Int, bytes: [UInt8])
 }
 
 /// A stored document as gossip carries it: its id and its exact bytes.

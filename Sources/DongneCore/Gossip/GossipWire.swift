@@ -8,6 +8,10 @@
 ///     request:     [4, [document id, …]]
 ///     reconciled:  [5, channel id]
 ///     datagrams:   [6, UDP port, session index]
+///     blob want:   [7, blob hash]
+///     blob have:   [8, blob hash, manifest bytes, held chunks (bitmap bytes)]
+///     chunk request: [9, blob hash, [chunk index, …]]
+///     chunk:       [10, blob hash, chunk index, chunk bytes]
 ///
 /// Documents travel as byte strings holding their exact signed bytes. A decoder refuses anything else, and
 /// anything over the limits, before looking at a document. A batch with peer tags (8-byte strings, strictly
@@ -34,8 +38,13 @@ extension GossipMessage {
         case unknownType(UInt64)
     }
 
-    /// The highest message type this version knows (`datagrams`).
-    public static let lastKnownType: UInt64 = 6
+    /// Most chunks one `chunk request` asks for.
+    public static let maximumChunksRequested = 32
+    /// The longest bitmap of held chunks: one bit for each of the most chunks a blob has.
+    public static let maximumHeldBytes = (BlobLimits.maximumChunks + 7) / 8
+
+    /// The highest message type this version knows (`chunk`).
+    public static let lastKnownType: UInt64 = 10
 
     /// How many bytes ``wireBytes`` has, counted without encoding (for a batch, which a sender sizes against a
     /// datagram's room once per peer and document; other messages are encoded to count them).
@@ -98,6 +107,14 @@ extension GossipMessage {
             CBOREncoder.encode(.array([.unsigned(5), .bytes(channel.bytes)]))
         case .datagrams(let port, let index):
             CBOREncoder.encode(.array([.unsigned(6), .unsigned(UInt64(port)), .unsigned(UInt64(index))]))
+        case .blobWant(let blob):
+            CBOREncoder.encode(.array([.unsigned(7), .bytes(blob.bytes)]))
+        case .blobHave(let blob, let manifest, let held):
+            CBOREncoder.encode(.array([.unsigned(8), .bytes(blob.bytes), .bytes(manifest), .bytes(held)]))
+        case .chunkRequest(let blob, let indexes):
+            CBOREncoder.encode(.array([.unsigned(9), .bytes(blob.bytes), .array(indexes.map { .unsigned(UInt64($0)) })]))
+        case .chunk(let blob, let index, let bytes):
+            CBOREncoder.encode(.array([.unsigned(10), .bytes(blob.bytes), .unsigned(UInt64(index)), .bytes(bytes)]))
         }
     }
 
@@ -149,6 +166,22 @@ extension GossipMessage {
                 case .unsigned(let index) = parts[2], let index = UInt32(exactly: index)
             else { throw .shape }
             self = .datagrams(port: port, index: index)
+        case (7, 2):
+            self = .blobWant(try Self.blob(parts[1]))
+        case (8, 4):
+            guard case .bytes(let manifest) = parts[2], manifest.count <= BlobLimits.maximumManifestBytes,
+                case .bytes(let held) = parts[3], held.count <= Self.maximumHeldBytes
+            else { throw .shape }
+            self = .blobHave(try Self.blob(parts[1]), manifest: manifest, held: held)
+        case (9, 3):
+            guard case .array(let items) = parts[2], !items.isEmpty else { throw .shape }
+            guard items.count <= Self.maximumChunksRequested else { throw .tooMany }
+            self = .chunkRequest(try Self.blob(parts[1]), indexes: try items.map(Self.chunkIndex))
+        case (10, 4):
+            guard case .bytes(let bytes) = parts[3], (1...BlobLimits.chunkBytes).contains(bytes.count) else {
+                throw .shape
+            }
+            self = .chunk(try Self.blob(parts[1]), index: try Self.chunkIndex(parts[2]), bytes: bytes)
         default:
             throw kind > Self.lastKnownType ? .unknownType(kind) : .shape
         }
@@ -164,6 +197,17 @@ extension GossipMessage {
         }
         guard zip(tags, tags.dropFirst()).allSatisfy({ $0 < $1 }) else { throw .shape }
         return tags
+    }
+
+    private static func blob(_ item: CBOR) throws(WireError) -> BlobHash {
+        guard case .bytes(let bytes) = item, let blob = BlobHash(bytes) else { throw .shape }
+        return blob
+    }
+
+    /// A chunk index: below the most chunks a blob has.
+    private static func chunkIndex(_ item: CBOR) throws(WireError) -> Int {
+        guard case .unsigned(let index) = item, index < UInt64(BlobLimits.maximumChunks) else { throw .shape }
+        return Int(index)
     }
 
     private static func sequences(_ item: CBOR) throws(WireError) -> [UInt64] {

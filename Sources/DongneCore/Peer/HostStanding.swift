@@ -15,6 +15,8 @@ struct HostStanding: Sendable, Equatable {
     var reconciliations: TokenBucket
     /// `request` messages that make this node read documents.
     var requests: TokenBucket
+    /// Chunks (and `blob want`s) this node read from its store for the host.
+    var chunks: TokenBucket
     /// Connections from the host are closed as they open until this time.
     var ignoredUntil: UInt64 = 0
     /// When the host last opened a connection (the least recent is forgotten first).
@@ -34,6 +36,8 @@ struct HostStanding: Sendable, Equatable {
             capacity: settings.hostReconcileBurst, ratePerSecond: settings.hostReconcilesPerSecond, now: now)
         requests = TokenBucket(
             capacity: settings.hostRequestBurst, ratePerSecond: settings.hostRequestsPerSecond, now: now)
+        chunks = TokenBucket(
+            capacity: settings.hostChunkBurst, ratePerSecond: settings.hostChunksPerSecond, now: now)
         lastSeen = now
     }
 

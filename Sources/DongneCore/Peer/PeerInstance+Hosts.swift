@@ -80,10 +80,12 @@ extension PeerInstance {
 
     /// Takes a token from one of a session's host's budgets for costly messages; false (and counted, and the
     /// session ended past ``Settings/overBudgetLimit``) when the message must be ignored.
-    mutating func withinBudget(_ budget: WritableKeyPath<HostStanding, TokenBucket>, on id: PeerID) -> Bool {
+    mutating func withinBudget(
+        _ budget: WritableKeyPath<HostStanding, TokenBucket>, on id: PeerID, cost: Int = 1
+    ) -> Bool {
         guard let host = links[id]?.remote.host else { return false }
         var standing = hosts[host] ?? HostStanding(now: now, settings: settings)
-        let allowed = standing[keyPath: budget].take(1, now: now)
+        let allowed = standing[keyPath: budget].take(cost, now: now)
         remember(host, standing)
         if !allowed { ignoreOverBudget(on: id) }
         return allowed

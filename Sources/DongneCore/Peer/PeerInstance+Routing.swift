@@ -29,6 +29,10 @@ extension PeerInstance {
             followGossip(gossip.handle(.received(message, from: id)))
         case .acknowledge:
             followGossip(gossip.handle(.received(message, from: id)))
+        case .blobWant, .chunkRequest:
+            serveBlob(message, to: id)
+        case .blobHave, .chunk:
+            followBlobs(.received(message, from: id))
         }
     }
 

@@ -37,6 +37,7 @@ extension PeerInstance {
         followGossip(gossip.handle(.connected(id, channels: [], tag: PeerTag(identity: peer))))
         send(.channels(joined), to: id)
         offerDatagrams(on: id, handshakeHash: handshakeHash)
+        followBlobs(.peerJoined(id))
         if !alreadyConnected, let summary = links[id]?.summary { output.append(.notify(.joined(summary))) }
     }
 
@@ -73,6 +74,7 @@ extension PeerInstance {
             }
         }
         followGossip(gossip.handle(.disconnected(id)))
+        followBlobs(.peerLeft(id))
         if stillConnected { return }
         if let summary = link.summary {
             output.append(.notify(.left(summary, reason: reason)))

@@ -54,6 +54,14 @@ public struct PeerInstance: Sendable {
         case checked(verified: [DocumentID], invalid: [DocumentID], from: PeerID)
         /// Documents a ``Directive/check(_:from:mode:)`` asked for are done: stored, refused, or not stored.
         case settled([Admission])
+        /// Fetch this blob from peers (its manifest if stored, and the chunks stored), unless already fetching;
+        /// only its manifest when it is larger than `sizeLimit` bytes.
+        case fetchBlob(BlobHash, manifest: BlobManifest?, held: [Int], sizeLimit: Int = .max)
+        /// Stop fetching this blob.
+        case cancelBlobFetch(BlobHash)
+        /// What a ``Directive/readBlob(_:for:)`` read from the store: the messages answering the peer. Nil when
+        /// the shell would not read (the peer's connection has too much unsent): the request is over budget.
+        case blobRead([GossipMessage]?, for: PeerID)
         /// The time a ``Directive/wake(at:)`` asked for has come (or any later one).
         case timer
         /// The node is stopping: say goodbye to every peer, and dial no more.
@@ -90,6 +98,18 @@ public struct PeerInstance: Sendable {
         case remember(PeerAddress)
         /// Tell the user.
         case notify(PeerNotice)
+        /// Answer a peer's `blob want` or `chunk request` from the store; answer ``Event/blobRead(_:for:)``.
+        case readBlob(GossipMessage, for: PeerID)
+        /// Keep a fetched manifest (checked against its name).
+        case storeBlobManifest(BlobManifest)
+        /// Keep a fetched chunk (checked against its name).
+        case storeBlobChunk(BlobHash, index: Int, bytes: [UInt8])
+        /// A fetch holds this many of a blob's chunks.
+        case blobProgress(BlobHash, held: Int, of: Int)
+        /// A fetch holds every chunk of the blob.
+        case blobCompleted(BlobHash)
+        /// A fetch stopped at the manifest: the blob is larger than its size limit.
+        case blobHeldBack(BlobHash)
         /// Deliver ``Event/timer`` at this time (replaces any earlier request).
         case wake(at: UInt64)
     }
@@ -196,6 +216,10 @@ public struct PeerInstance: Sendable {
         public var hostReconcilesPerSecond = 4.0
         public var hostRequestBurst = 16.0
         public var hostRequestsPerSecond = 4.0
+        /// Chunks a host may ask this node to read and send (a `blob want` counts as one), at once and per second:
+        /// a whole blob at once, then about 96 MiB/s. Beyond, requests are ignored and counted.
+        public var hostChunkBurst = 2_048.0
+        public var hostChunksPerSecond = 2_048.0
         /// A request is ignored while the session has this many documents or more unacknowledged (queued or in
         /// flight): a peer that never acknowledges cannot make this node hold more for it.
         public var maximumRequestedUnacknowledged = 256
@@ -207,6 +231,8 @@ public struct PeerInstance: Sendable {
         public var maximumRememberedHosts = 4_096
         /// The gossip core's settings.
         public var gossip = GossipInstance.Settings()
+        /// The blob fetch core's settings.
+        public var blobFetch = BlobFetchInstance.Settings()
 
         /// The defaults.
         public init() {}
@@ -218,6 +244,9 @@ public struct PeerInstance: Sendable {
     public let identity: PublicKey
     var gossip: GossipInstance
     var reconciliation = ReconciliationInstance()
+    var blobs: BlobFetchInstance
+    /// When the blob fetch core asked to be woken.
+    var blobWake: UInt64?
     var directory = DiscoveryDirectory(ownInstance: "")
     var random: SplitMix64
     var links: [PeerID: PeerLink] = [:]
@@ -257,6 +286,7 @@ public struct PeerInstance: Sendable {
         self.random = random
         self.settings = settings
         gossip = GossipInstance(settings: settings.gossip)
+        blobs = BlobFetchInstance(settings: settings.blobFetch)
         nextLivenessCheck = now + settings.livenessCheckInterval
         nextAntiEntropy = now + settings.antiEntropyInterval
     }
@@ -289,6 +319,10 @@ public struct PeerInstance: Sendable {
         case .documentsLoaded(let documents, let peer): offer(documents, to: peer)
         case .checked(let verified, let invalid, let from): checked(verified, invalid: invalid, from: from)
         case .settled(let admissions): settle(admissions)
+        case .fetchBlob(let blob, let manifest, let held, let limit):
+            followBlobs(.fetch(blob, manifest: manifest, held: held, sizeLimit: limit))
+        case .cancelBlobFetch(let blob): followBlobs(.cancel(blob))
+        case .blobRead(let messages, let peer): blobRead(messages, for: peer)
         case .timer: timer()
         case .stop: stop()
         }
@@ -322,6 +356,7 @@ public struct PeerInstance: Sendable {
         guard !stopped else { return }
         var earliest = min(nextLivenessCheck, nextAntiEntropy)
         if let gossipWake { earliest = min(earliest, gossipWake) }
+        if let blobWake { earliest = min(earliest, blobWake) }
         if let redial = redialAt.values.min() { earliest = min(earliest, redial) }
         guard earliest != armed else { return }
         armed = earliest
@@ -338,6 +373,10 @@ public struct PeerInstance: Sendable {
         if now >= nextLivenessCheck {
             nextLivenessCheck = now + settings.livenessCheckInterval
             checkLiveness()
+        }
+        if let due = blobWake, due <= now {
+            blobWake = nil
+            followBlobs(.tick)
         }
         if now >= nextAntiEntropy {
             nextAntiEntropy = now + settings.antiEntropyInterval

@@ -176,7 +176,7 @@ public struct ReconciliationInstance: Sendable {
             return ids.isEmpty || ids.count > Self.chunk ? [] : [.offer(ids, to: peer)]
         case .reconciled(let channel):
             return answered[peer]?.contains(channel) == true ? [.reconciled(channel)] : []
-        case .batch, .acknowledge, .channels, .datagrams:
+        case .batch, .acknowledge, .channels, .datagrams, .blobWant, .blobHave, .chunkRequest, .chunk:
             return []
         }
     }

@@ -1,0 +1,121 @@
+#ifndef DONGNE_CVIPS_SHIM_H
+#define DONGNE_CVIPS_SHIM_H
+// libvips, for photos. Its API is variadic (options as name/value pairs ending in NULL), which Swift cannot
+// call: each call dongne makes is wrapped here in a static inline function with fixed arguments.
+#include <string.h>
+#include <vips/vips.h>
+
+// Starts libvips once per process, with no operation cache (a node prepares a photo now and then; the cache
+// would only hold memory) and one worker thread per operation (a node shares the machine with its user).
+static inline int dongne_vips_start(void) {
+    if (VIPS_INIT("dongne") != 0) return -1;
+    vips_cache_set_max(0);
+    vips_concurrency_set(1);
+    return 0;
+}
+
+// The last error libvips recorded, cleared (a copy the caller frees with g_free).
+static inline char *dongne_vips_take_error(void) {
+    char *message = g_strdup(vips_error_buffer());
+    vips_error_clear();
+    return message;
+}
+
+// Which of the photo formats dongne takes `path` is, by its content: 1 JPEG, 2 PNG, 3 WebP, 4 HEIC/HEIF/AVIF,
+// 0 anything else (another image format libvips could read included: dongne does not hand it PDFs or SVGs).
+static inline int dongne_vips_photo_format(const char *path) {
+    const char *loader = vips_foreign_find_load(path);
+    vips_error_clear();
+    if (loader == NULL) return 0;
+    if (strncmp(loader, "VipsForeignLoadJpeg", 19) == 0) return 1;
+    if (strncmp(loader, "VipsForeignLoadPng", 18) == 0) return 2;
+    if (strncmp(loader, "VipsForeignLoadWebp", 19) == 0) return 3;
+    if (strncmp(loader, "VipsForeignLoadHeif", 19) == 0) return 4;
+    return 0;
+}
+
+// Reads the photo at `in`, turns its pixels upright by its EXIF orientation, and writes it to `out` with no
+// metadata at all (no EXIF, GPS, XMP or ICC: "strip"), as JPEG (quality 88), PNG or WebP (`format` 1, 2, 3).
+// Its pixel size after turning goes to *width and *height. An upright photo streams through in strips; one
+// that must turn is read whole first (libvips keeps large ones in a temporary file, not in memory).
+static inline int dongne_vips_prepare(const char *in, const char *out, int format, int *width, int *height) {
+    VipsImage *image = vips_image_new_from_file(in, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    if (image == NULL) return -1;
+    int orientation = 1;
+    if (vips_image_get_typeof(image, VIPS_META_ORIENTATION) != 0) {
+        vips_image_get_int(image, VIPS_META_ORIENTATION, &orientation);
+    }
+    if (orientation > 1 && orientation <= 8) {
+        g_object_unref(image);
+        image = vips_image_new_from_file(in, NULL);
+        if (image == NULL) return -1;
+    }
+    VipsImage *upright = NULL;
+    if (vips_autorot(image, &upright, NULL) != 0) {
+        g_object_unref(image);
+        return -1;
+    }
+    g_object_unref(image);
+    *width = vips_image_get_width(upright);
+    *height = vips_image_get_height(upright);
+    int result;
+    switch (format) {
+    case 2: result = vips_pngsave(upright, out, "strip", TRUE, NULL); break;
+    case 3: result = vips_webpsave(upright, out, "strip", TRUE, "Q", 85, NULL); break;
+    default: result = vips_jpegsave(upright, out, "strip", TRUE, "Q", 88, "optimize_coding", TRUE, NULL); break;
+    }
+    g_object_unref(upright);
+    return result;
+}
+
+// A JPEG thumbnail of the photo at `path` that fits `side` pixels, at `quality`, with no metadata: malloc'd
+// bytes in *bytes (free with g_free) and their count in *length.
+static inline int dongne_vips_thumbnail(const char *path, int side, int quality, void **bytes, size_t *length) {
+    VipsImage *thumbnail = NULL;
+    if (vips_thumbnail(path, &thumbnail, side, "height", side, NULL) != 0) return -1;
+    int result = vips_jpegsave_buffer(thumbnail, bytes, length, "Q", quality, "strip", TRUE, NULL);
+    g_object_unref(thumbnail);
+    return result;
+}
+
+// The photo at `path` (or encoded in memory, when `path` is NULL), shrunk to fit `width` x `height` pixels,
+// as 8-bit sRGB with alpha: malloc'd pixels in *pixels (free with g_free), their size in *out_width and
+// *out_height. For drawing in a terminal.
+static inline int dongne_vips_rgba(const char *path, const void *encoded, size_t encoded_length, int width,
+                                   int height, void **pixels, int *out_width, int *out_height) {
+    VipsImage *thumbnail = NULL;
+    int result = path != NULL
+        ? vips_thumbnail(path, &thumbnail, width, "height", height, NULL)
+        : vips_thumbnail_buffer((void *)encoded, encoded_length, &thumbnail, width, "height", height, NULL);
+    if (result != 0) return -1;
+    VipsImage *srgb = NULL;
+    if (vips_colourspace(thumbnail, &srgb, VIPS_INTERPRETATION_sRGB, NULL) != 0) {
+        g_object_unref(thumbnail);
+        return -1;
+    }
+    g_object_unref(thumbnail);
+    VipsImage *rgba = srgb;
+    if (vips_image_get_bands(srgb) == 3) {
+        if (vips_addalpha(srgb, &rgba, NULL) != 0) {
+            g_object_unref(srgb);
+            return -1;
+        }
+        g_object_unref(srgb);
+    }
+    VipsImage *bytes = NULL;
+    if (vips_cast_uchar(rgba, &bytes, NULL) != 0) {
+        g_object_unref(rgba);
+        return -1;
+    }
+    g_object_unref(rgba);
+    size_t size = 0;
+    *pixels = vips_image_write_to_memory(bytes, &size);
+    *out_width = vips_image_get_width(bytes);
+    *out_height = vips_image_get_height(bytes);
+    g_object_unref(bytes);
+    return *pixels == NULL ? -1 : 0;
+}
+
+static inline void dongne_vips_free(void *pointer) { g_free(pointer); }
+
+#endif

@@ -1,0 +1,22 @@
+/// Why a photo could not be prepared or drawn.
+public enum PhotoError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The file is not a JPEG, PNG, WebP or HEIC image.
+    case notAnImage(path: String)
+    /// The file cannot be read (missing, a folder, no permission).
+    case unreadable(path: String, reason: String)
+    /// The prepared photo is larger than a blob may be.
+    case tooLarge(bytes: Int, limit: Int)
+    /// libvips failed on it (a broken image, say).
+    case imageFailed(path: String, reason: String)
+
+    /// One line for people.
+    public var description: String {
+        switch self {
+        case .notAnImage(let path): "\(path): not a photo (dongne takes JPEG, PNG, WebP and HEIC)"
+        case .unreadable(let path, let reason): "\(path): \(reason)"
+        case .tooLarge(let bytes, let limit):
+            "the photo is \(bytes >> 20) MiB once prepared; the most a photo may be is \(limit >> 20) MiB"
+        case .imageFailed(let path, let reason): "\(path): the image could not be read: \(reason)"
+        }
+    }
+}
