@@ -9,6 +9,10 @@ enum Command: Equatable {
     case history(Int)
     case more
     case location(latitude: Double, longitude: Double)
+    case photo(path: String)
+    case save(ref: String, path: String)
+    case view(ref: String)
+    case open(ref: String)
     case report(ref: String, reason: String?)
     case retract(ref: String)
     case hidden
@@ -28,7 +32,8 @@ enum Command: Equatable {
 
     /// Every command's name, for Tab.
     static let commandNames = [
-        "/join", "/part", "/channels", "/names", "/history", "/more", "/location", "/report", "/retract", "/block",
+        "/join", "/part", "/channels", "/names", "/history", "/more", "/location", "/photo", "/save", "/view",
+        "/open", "/report", "/retract", "/block",
         "/unblock", "/blocks", "/nick", "/whoami", "/peers", "/connect", "/help", "/quit",
     ]
 
@@ -60,6 +65,13 @@ enum Command: Equatable {
         case "history": return page(rest)
         case "more": return noArguments(rest, .more)
         case "location": return location(rest)
+        case "photo": return rest.isEmpty ? usage("/photo PATH") : .success(.photo(path: Self.path(rest)))
+        case "save":
+            let parts = rest.split(separator: " ", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { return usage("/save REF PATH") }
+            return .success(.save(ref: parts[0], path: Self.path(parts[1])))
+        case "view": return oneWord(rest, "/view REF", Command.view)
+        case "open": return oneWord(rest, "/open REF", Command.open)
         case "report":
             let parts = rest.split(separator: " ", maxSplits: 1).map(String.init)
             guard let ref = parts.first else { return usage("/report REF [REASON]") }
@@ -87,6 +99,16 @@ enum Command: Equatable {
         case "quit", "exit": return .success(.quit)
         default: return .failure(CommandError("unknown command /\(name) (try /help)"))
         }
+    }
+
+    /// A path as typed: `~` is the home folder, and quotes around it (as a file manager pastes it) go.
+    private static func path(_ text: String) -> String {
+        var path = text
+        if path.count >= 2, let first = path.first, first == "'" || first == "\"", path.last == first {
+            path = String(path.dropFirst().dropLast())
+        }
+        if path == "~" || path.hasPrefix("~/") { path = NSHomeDirectory() + path.dropFirst() }
+        return path
     }
 
     private static func usage(_ form: String) -> Result<Command, CommandError> {
@@ -142,6 +164,10 @@ enum Command: Equatable {
           /history [N]           show the last N messages (20)
           /more                  show the 20 messages before the oldest shown
           /location LAT LON      send a location
+          /photo PATH            send a photo (JPEG, PNG, WebP or HEIC; its metadata, GPS above all, is removed)
+          /save REF PATH         write a photo to a file, as it was sent
+          /view REF              draw a photo here (its thumbnail until it has arrived)
+          /open REF              open a photo in the desktop's viewer
           /report REF [REASON]   report a message (REF: its #ref, as shown before it); hides it for you
           /retract REF           withdraw one of your messages
           /hidden                list this channel's hidden messages, and why each is hidden

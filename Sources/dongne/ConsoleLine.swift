@@ -80,7 +80,13 @@ struct ConsoleLine: Sendable, Equatable {
             body = "📍 \(coordinates(point)) \(openStreetMapLink(point))"
         case .photo(let hash):
             fields["photo"] = Hex.encode(hash.bytes)
-            body = "[photo \(hash)]"
+            if let info = message.photo?.info {
+                fields["width"] = info.width
+                fields["height"] = info.height
+                fields["size"] = info.size
+                fields["mediaType"] = info.mediaType
+            }
+            body = "📷 " + (message.photo?.info.map(photoFacts) ?? "photo \(hash)")
         }
         let time = Timestamp.text(message.created, today: style.today)
         let name = VisibleText.name(message.senderName)

@@ -87,6 +87,10 @@ final class Session: Sendable {
         case .say(let text): try await currentChannel().send(.text(text))
         case .location(let latitude, let longitude):
             try await currentChannel().send(.location(latitude: latitude, longitude: longitude))
+        case .photo(let path): try await sendPhoto(path)
+        case .save(let ref, let path): try savePhoto(ref, to: path)
+        case .view(let ref): try await viewPhoto(ref)
+        case .open(let ref): try openPhoto(ref)
         case .join(let name): try await join(name)
         case .part(let name): try await part(name)
         case .channels: try await listChannels()
@@ -370,6 +374,7 @@ final class Session: Sendable {
                 mentionsYou: mentionsMe(message))
             console.write(.message(message, style))
             state.feeds[channel]?.shown(message)
+            if live { followPhoto(of: message, ref: style.ref) }
         }
         // `/more` pages back from the top of the latest listing; new messages below it do not move it.
         if !live || state.oldestShown[channel] == nil { state.oldestShown[channel] = messages.first }
@@ -615,7 +620,7 @@ final class Session: Sendable {
         (try? node.knownAuthors().keys.map { $0 }) ?? []
     }
 
-    private func currentChannel() throws -> Channel {
+    func currentChannel() throws -> Channel {
         let (name, joined) = state.withLock { state in
             (state.current.flatMap { state.feeds[$0]?.name }, state.feeds.values.map(\.name.value).sorted())
         }
@@ -626,7 +631,7 @@ final class Session: Sendable {
         return try node.channel(named: name.value)
     }
 
-    private func message(_ ref: String) throws -> DocumentID {
+    func message(_ ref: String) throws -> DocumentID {
         try state.withLock { try $0.refs.message(ref).get() }
     }
 }

@@ -1,0 +1,158 @@
+import Dongne
+import Foundation
+
+/// `/photo`, `/save`, `/view` and `/open`, and the lines that follow a photo's arrival.
+extension Session {
+    /// Sends a photo, with a line for each step.
+    func sendPhoto(_ path: String) async throws {
+        let channel = try currentChannel()
+        try await channel.send(photo: path) { [console] step in console.write(.photoSending(step)) }
+    }
+
+    /// Writes a photo's original bytes to `path`.
+    func savePhoto(_ ref: String, to path: String) throws {
+        let hash = try photoHash(ref)
+        try node.savePhoto(hash, to: path)
+        let size = node.photoSnapshot(hash).info?.size ?? 0
+        console.write(.notice("saved \(ref.hasPrefix("#") ? ref : "#" + ref) to \(path) (\(ConsoleLine.bytes(size)))"))
+    }
+
+    /// Draws a photo in the terminal with libchafa; its thumbnail while the photo is not here yet (and then asks
+    /// peers for it).
+    func viewPhoto(_ ref: String) async throws {
+        let hash = try photoHash(ref)
+        let photo = node.photoSnapshot(hash)
+        let (columns, rows) = Self.pictureSize()
+        let mode = TerminalPicture.Mode.best(for: ProcessInfo.processInfo.environment)
+        let drawing: String
+        if photo.availability == .available {
+            let file = NSTemporaryDirectory() + "dongne-view-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            try node.savePhoto(hash, to: file)
+            drawing = try TerminalPicture.draw(path: file, columns: columns, rows: rows, mode: mode)
+        } else if let thumbnail = photo.info?.thumbnail {
+            drawing = try TerminalPicture.draw(encoded: thumbnail, columns: columns, rows: rows, mode: mode)
+            console.write(.notice("the photo is not here yet: its thumbnail, until it arrives"))
+            await node.fetchPhoto(hash)
+        } else {
+            await node.fetchPhoto(hash)
+            throw CommandError("the photo is not here yet: asked the peers for it")
+        }
+        console.write(.picture(drawing, ref: ref, photo: photo))
+    }
+
+    /// Hands a photo to the desktop's viewer (`xdg-open`).
+    func openPhoto(_ ref: String) throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil else {
+            throw CommandError("no desktop here (neither DISPLAY nor WAYLAND_DISPLAY is set): /view \(ref) draws it here")
+        }
+        let hash = try photoHash(ref)
+        let suffix = ["image/png": "png", "image/webp": "webp"][node.photoSnapshot(hash).info?.mediaType ?? ""] ?? "jpg"
+        let file = NSTemporaryDirectory() + "dongne-photo-\(hash).\(suffix)"
+        try node.savePhoto(hash, to: file)
+        let opener = Process()
+        opener.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        opener.arguments = ["xdg-open", file]
+        do { try opener.run() } catch { throw CommandError("xdg-open could not start: \(error.localizedDescription)") }
+        console.write(.notice("opened \(file)"))
+    }
+
+    /// After a photo message shows, a line when its photo has arrived (and at each quarter on the way), printed
+    /// above the line being typed.
+    func followPhoto(of message: MessageSnapshot, ref: String) {
+        guard case .photo(let hash) = message.content, message.author != node.publicKey,
+            node.photoSnapshot(hash).availability != .available
+        else { return }
+        Task { [node, console] in
+            var quarter = 0
+            for await availability in node.photoProgress(hash) {
+                switch availability {
+                case .missing:
+                    continue
+                case .fetching(let share):
+                    let reached = Int(share * 4)
+                    guard reached > quarter, reached < 4 else { continue }
+                    quarter = reached
+                    console.write(.photoArriving(ref: ref, share: share))
+                case .available:
+                    console.write(.photoArrived(ref: ref, photo: node.photoSnapshot(hash)))
+                }
+            }
+        }
+    }
+
+    private func photoHash(_ ref: String) throws -> BlobHash {
+        let id = try message(ref)
+        guard case .photo(let hash) = try currentChannel().moderation(of: id).message.content
+        else { throw CommandError("#\(ref.trimmingCharacters(in: ["#"])) is not a photo") }
+        return hash
+    }
+
+    /// The terminal's size, less a line for the prompt; 80 × 24 when it cannot be told.
+    private static func pictureSize() -> (columns: Int, rows: Int) {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 2 else {
+            return (80, 22)
+        }
+        return (Int(size.ws_col), Int(size.ws_row) - 2)
+    }
+}
+
+extension ConsoleLine {
+    /// A step of sending a photo.
+    static func photoSending(_ step: PhotoSendingProgress) -> ConsoleLine {
+        let text: String
+        var fields: [String: any Sendable] = [:]
+        switch step {
+        case .preparing:
+            text = "preparing the photo (turning it upright, removing its metadata)…"
+            fields["step"] = "preparing"
+        case .storing(let bytes, let total):
+            text = "storing the photo: \(ConsoleLine.bytes(bytes)) of \(ConsoleLine.bytes(total))"
+            fields = ["step": "storing", "bytes": bytes, "total": total]
+        case .sending:
+            text = "sending the photo"
+            fields["step"] = "sending"
+        }
+        return ConsoleLine(text: "* " + text, colored: Palette.dim("* " + text), event: "photo-progress", fields: fields)
+    }
+
+    /// Part of a photo has arrived.
+    static func photoArriving(ref: String, share: Double) -> ConsoleLine {
+        let text = "* #\(ref): photo \(Int(share * 100))% here"
+        return ConsoleLine(
+            text: text, colored: Palette.dim(text), event: "photo-progress", fields: ["ref": ref, "share": share])
+    }
+
+    /// A photo has arrived whole.
+    static func photoArrived(ref: String, photo: PhotoSnapshot) -> ConsoleLine {
+        let facts = photo.info.map { " (\(ConsoleLine.photoFacts($0)))" } ?? ""
+        let text = "* #\(ref): photo arrived\(facts): /view #\(ref) draws it, /save #\(ref) PATH writes it"
+        var fields: [String: any Sendable] = ["ref": ref, "photo": Hex.encode(photo.hash.bytes)]
+        if let info = photo.info { fields["size"] = info.size }
+        return ConsoleLine(text: text, colored: Palette.dim(text), event: "photo-arrived", fields: fields)
+    }
+
+    /// A drawn photo.
+    static func picture(_ drawing: String, ref: String, photo: PhotoSnapshot) -> ConsoleLine {
+        let facts = photo.info.map(ConsoleLine.photoFacts) ?? "photo"
+        let lines = drawing.split(separator: "\n", omittingEmptySubsequences: false).count
+        return ConsoleLine(
+            text: "[#\(ref.trimmingCharacters(in: ["#"])): \(facts), drawn in \(lines) lines]", colored: drawing,
+            event: "picture", fields: ["ref": ref, "lines": lines, "photo": Hex.encode(photo.hash.bytes)])
+    }
+
+    /// `640×480 JPEG, 123 KB`.
+    static func photoFacts(_ info: PhotoInfo) -> String {
+        let type = info.mediaType.split(separator: "/").last.map { $0.uppercased() } ?? "image"
+        return "\(info.width)×\(info.height) \(type), \(bytes(info.size))"
+    }
+
+    /// Bytes for people: `812 B`, `123 KB`, `4.2 MB`.
+    static func bytes(_ count: Int) -> String {
+        if count < 1_000 { return "\(count) B" }
+        if count < 1_000_000 { return "\(count / 1_000) KB" }
+        return String(format: "%.1f MB", Double(count) / 1_000_000)
+    }
+}
