@@ -5,9 +5,10 @@
 
 // Draws `width` x `height` RGBA pixels into at most `columns` x `rows` terminal cells (fewer, keeping the
 // photo's proportions), as `mode` says: 0 Unicode blocks and truecolor (every terminal, tmux included),
-// 1 sixels, 2 the kitty graphics protocol. The escape sequences and text, NUL-terminated (free with g_free).
+// 1 sixels, 2 the kitty graphics protocol; with symbols, `colors` 0 draws shapes alone (no colour escape at
+// all, for a terminal without colours). The escape sequences and text, NUL-terminated (free with g_free).
 static inline char *dongne_chafa_draw(const unsigned char *pixels, int width, int height, int columns, int rows,
-                                      int mode) {
+                                      int mode, int colors) {
     gint cells_wide = columns, cells_high = rows;
     chafa_calc_canvas_geometry(width, height, &cells_wide, &cells_high, 0.5f, FALSE, FALSE);
     ChafaSymbolMap *symbols = chafa_symbol_map_new();
@@ -15,7 +16,7 @@ static inline char *dongne_chafa_draw(const unsigned char *pixels, int width, in
     ChafaCanvasConfig *config = chafa_canvas_config_new();
     chafa_canvas_config_set_geometry(config, cells_wide, cells_high);
     chafa_canvas_config_set_symbol_map(config, symbols);
-    chafa_canvas_config_set_canvas_mode(config, CHAFA_CANVAS_MODE_TRUECOLOR);
+    chafa_canvas_config_set_canvas_mode(config, colors ? CHAFA_CANVAS_MODE_TRUECOLOR : CHAFA_CANVAS_MODE_FGBG);
     chafa_canvas_config_set_pixel_mode(
         config, mode == 1 ? CHAFA_PIXEL_MODE_SIXELS : mode == 2 ? CHAFA_PIXEL_MODE_KITTY : CHAFA_PIXEL_MODE_SYMBOLS);
     ChafaCanvas *canvas = chafa_canvas_new(config);

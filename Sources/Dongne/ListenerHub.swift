@@ -32,6 +32,11 @@ import DongneSystem
 ///    what arrives: never on the thread that added the listener or wrote the document, never on Swift's
 ///    shared pool. (GRDB's `ValueObservation` lets its caller choose; a program that wants its callbacks on
 ///    another thread hands them on itself, so that an arriving message reaches listeners with no hop.)
+/// 11. A photo message's ``MessageSnapshot/photo`` (its manifest's facts once stored here, and whether its bytes
+///    are `missing`, `fetching` or `available`) is local metadata, like `metadata`: its changes reach only
+///    listeners with `includeMetadataChanges`, as `modified` changes of the message (at most every 250 ms while
+///    chunks arrive, at once when the photo is whole). `Node.photoProgress(_:)` gives one photo's changes
+///    without a listener. Its test is in `PhotoTests.swift`.
 ///
 /// Listeners registered with the same query share one ``Observer``, so a change is computed once however
 /// many listeners watch it.

@@ -26,9 +26,11 @@ public enum TerminalPicture {
     }
 
     /// The photo at `path` (or the encoded image `encoded`) in at most `columns` × `rows` cells: the text to
-    /// print, lines separated by newlines. Throws ``PhotoError`` when the image cannot be read.
+    /// print, lines separated by newlines; in truecolor, or as shapes alone when `colors` is false (symbols
+    /// only). Throws ``PhotoError`` when the image cannot be read.
     public static func draw(
-        path: String? = nil, encoded: [UInt8] = [], columns: Int, rows: Int, mode: Mode = .symbols
+        path: String? = nil, encoded: [UInt8] = [], columns: Int, rows: Int, mode: Mode = .symbols,
+        colors: Bool = true
     ) throws(PhotoError) -> String {
         guard Vips.start() else { throw .imageFailed(path: path ?? "thumbnail", reason: "libvips did not start") }
         // Symbols cover a cell with 8×8 pixels of detail at most; sixels and kitty get real pixels.
@@ -43,7 +45,8 @@ public enum TerminalPicture {
         guard result == 0, let pixels else { throw .imageFailed(path: path ?? "thumbnail", reason: Vips.takeError()) }
         defer { dongne_vips_free(pixels) }
         guard let text = dongne_chafa_draw(
-            pixels.assumingMemoryBound(to: UInt8.self), width, height, Int32(columns), Int32(rows), mode.rawValue)
+            pixels.assumingMemoryBound(to: UInt8.self), width, height, Int32(columns), Int32(rows), mode.rawValue,
+            colors || mode != .symbols ? 1 : 0)
         else { throw .imageFailed(path: path ?? "thumbnail", reason: "libchafa drew nothing") }
         defer { dongne_chafa_free(text) }
         return String(cString: text)

@@ -24,14 +24,20 @@ extension Session {
         let photo = node.photoSnapshot(hash)
         let (columns, rows) = Self.pictureSize()
         let mode = TerminalPicture.Mode.best(for: ProcessInfo.processInfo.environment)
-        let drawing: String
+        let drawing: (plain: String, colored: String)
         if photo.availability == .available {
             let file = NSTemporaryDirectory() + "dongne-view-\(UUID().uuidString)"
             defer { try? FileManager.default.removeItem(atPath: file) }
             try node.savePhoto(hash, to: file)
-            drawing = try TerminalPicture.draw(path: file, columns: columns, rows: rows, mode: mode)
+            drawing = (
+                try TerminalPicture.draw(path: file, columns: columns, rows: rows, colors: false),
+                try TerminalPicture.draw(path: file, columns: columns, rows: rows, mode: mode)
+            )
         } else if let thumbnail = photo.info?.thumbnail {
-            drawing = try TerminalPicture.draw(encoded: thumbnail, columns: columns, rows: rows, mode: mode)
+            drawing = (
+                try TerminalPicture.draw(encoded: thumbnail, columns: columns, rows: rows, colors: false),
+                try TerminalPicture.draw(encoded: thumbnail, columns: columns, rows: rows, mode: mode)
+            )
             console.write(.notice("the photo is not here yet: its thumbnail, until it arrives"))
             await node.fetchPhoto(hash)
         } else {
@@ -134,13 +140,12 @@ extension ConsoleLine {
         return ConsoleLine(text: text, colored: Palette.dim(text), event: "photo-arrived", fields: fields)
     }
 
-    /// A drawn photo.
-    static func picture(_ drawing: String, ref: String, photo: PhotoSnapshot) -> ConsoleLine {
-        let facts = photo.info.map(ConsoleLine.photoFacts) ?? "photo"
-        let lines = drawing.split(separator: "\n", omittingEmptySubsequences: false).count
+    /// A drawn photo: shapes alone for a terminal without colours, in colour (or pixels) for one with them.
+    static func picture(_ drawing: (plain: String, colored: String), ref: String, photo: PhotoSnapshot) -> ConsoleLine {
+        let lines = drawing.plain.split(separator: "\n", omittingEmptySubsequences: false).count
         return ConsoleLine(
-            text: "[#\(ref.trimmingCharacters(in: ["#"])): \(facts), drawn in \(lines) lines]", colored: drawing,
-            event: "picture", fields: ["ref": ref, "lines": lines, "photo": Hex.encode(photo.hash.bytes)])
+            text: drawing.plain, colored: drawing.colored, event: "picture",
+            fields: ["ref": ref, "lines": lines, "photo": Hex.encode(photo.hash.bytes)])
     }
 
     /// `640×480 JPEG, 123 KB`.

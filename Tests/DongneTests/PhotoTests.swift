@@ -40,6 +40,31 @@ import DongneSystem
         #expect(tags["Orientation"] == nil && tags["ImageWidth"] as? Int == 480)
     }
 
+    /// Sentence 11 of the listener contract: a photo's availability is metadata.
+    @Test func availabilityReachesOnlyListenersOfMetadataChanges() async throws {
+        let fixture = try PhotoFixture.jpeg(width: 320, height: 240, gps: false)
+        defer { fixture.remove() }
+        let (a, b) = try await PhotoFixture.connectedPair()
+        defer { a.stop(); b.stop() }
+        let channelA = try await a.node.join("서울특별시")
+        let channelB = try await b.node.join("서울특별시")
+        let plain = Recorder<MessageSnapshot>(), metadata = Recorder<MessageSnapshot>()
+        let one = try channelB.messages.addSnapshotListener(plain.callback)
+        let two = try channelB.messages.addSnapshotListener(includeMetadataChanges: true, metadata.callback)
+        defer { one.remove(); two.remove() }
+        try await channelA.send(photo: fixture.path)
+        #expect(await metadata.waitFor(2))
+        #expect(await plain.waitFor(2))
+        let available = await ReconnectionTests.eventually(seconds: 60) {
+            metadata.last?.documents.first?.photo?.availability == .available
+        }
+        #expect(available, "the metadata listener sees the photo become available")
+        let changes = metadata.all.flatMap(\.documentChanges).map(\.type)
+        #expect(changes.first == .added && changes.dropFirst().contains(.modified) && !changes.contains(.removed))
+        #expect(plain.all.flatMap(\.documentChanges).allSatisfy { $0.type == .added }, "no change of data")
+        #expect(plain.last?.documents.count == 1)
+    }
+
     @Test func aFileThatIsNotAPhotoIsRefusedWithAClearError() async throws {
         let node = try await TestNode.start()
         defer { node.stop() }

@@ -64,6 +64,34 @@ import DongneTestSupport
         #expect(screen.filter { $0.hasSuffix("광고 사세요") }.count == 2, "shown once on arrival, once on request: \(screen)")
     }
 
+    @Test func aPhotoArrivesPrintsItsFactsAndIsDrawnAndSavedWithoutItsGPS() async throws {
+        let fixture = try PhotoFixture.jpeg(width: 800, height: 600, gps: true)
+        defer { fixture.remove() }
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        try chat.terminal.keys("반쯤 쓴 말")
+        chat.peer.type("/photo \(fixture.path)")
+        #expect(await chat.peer.waitFor { $0["event"] as? String == "photo-progress" && $0["step"] as? String == "sending" })
+        #expect(await chat.peer.waitFor { $0["event"] as? String == "message" && $0["photo"] != nil })
+        #expect(await chat.terminal.waitFor { $0.contains { $0.contains("photo arrived (800×600 JPEG") } })
+        let line = try #require(try chat.terminal.screen().first { $0.contains("photo arrived") })
+        let ref = try #require(line.split(separator: " ").dropFirst().first.map { String($0.dropLast()) })  // "#3fa2"
+        #expect(try chat.terminal.screen().last == "[서울특별시] 반쯤 쓴 말", "the line being typed is kept")
+        try chat.terminal.press("C-u")
+        try chat.terminal.keys("/view \(ref)", enter: true)
+        // libchafa's blocks and lines: many rows of them, whatever symbols it picked for the noise.
+        let drawn = await chat.terminal.waitFor { screen in
+            screen.filter { line in line.unicodeScalars.filter { (0x2500...0x259F).contains($0.value) }.count >= 20 }.count >= 5
+        }
+        let screen = try chat.terminal.screen()
+        #expect(drawn, "\(screen)")
+        let saved = chat.directory + ".saved.jpg"
+        defer { try? FileManager.default.removeItem(atPath: saved) }
+        try chat.terminal.keys("/save \(ref) \(saved)", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* saved \(ref) to \(saved)") } })
+        #expect(try PhotoFixture.exif(saved).keys.filter { $0.hasPrefix("GPS") }.isEmpty)
+    }
+
     @Test func ctrlCClearsTheLineAndCtrlDOnAnEmptyLineLeavesCleanly() async throws {
         let chat = try await TerminalChat()
         defer { chat.close() }
