@@ -92,8 +92,14 @@ def gossip_seeds(documents, session, negentropy):
         "request": cbor([4, [document_id]]),
         "reconciled": cbor([5, channel]),
         "datagrams": cbor([6, 7777, 16909060]),
-        "unknown-type": cbor([7, "later"]),
+        "unknown-type": cbor([11, "later"]),
+        "blob-want": cbor([7, document_id]),
+        "blob-have-nothing": cbor([8, document_id, b"", b""]),
+        "chunk-request": cbor([9, document_id, [0, 5, 682]]),
+        "chunk": cbor([10, document_id, 1, b"chunk bytes"]),
     }
+    for vector in load("blobs")["messages"]:
+        seeds[f"blob-{vector['name']}"] = bytes.fromhex(vector["bytes"])
     transport = [m for m in session["handshake"]["messages"] if m["payload"].startswith("01")]
     for index, message in enumerate(transport):
         seeds[f"session-payload-{index}"] = bytes.fromhex(message["payload"])[1:]

@@ -34,8 +34,16 @@ static inline int dongne_vips_photo_format(const char *path) {
     return 0;
 }
 
+// Removes every metadata item of `image` (EXIF, GPS, XMP, IPTC, ICC, comments, …): what is left is pixels and
+// their geometry. `strip` alone is not enough: libvips 8.14's WebP writer keeps EXIF and XMP with it.
+static inline void dongne_vips_remove_metadata(VipsImage *image) {
+    gchar **fields = vips_image_get_fields(image);
+    for (int i = 0; fields != NULL && fields[i] != NULL; i++) vips_image_remove(image, fields[i]);
+    g_strfreev(fields);
+}
+
 // Reads the photo at `in`, turns its pixels upright by its EXIF orientation, and writes it to `out` with no
-// metadata at all (no EXIF, GPS, XMP or ICC: "strip"), as JPEG (quality 88), PNG or WebP (`format` 1, 2, 3).
+// metadata at all (no EXIF, GPS, XMP or ICC: every item removed, and "strip"), as JPEG (quality 88), PNG or WebP (`format` 1, 2, 3).
 // Its pixel size after turning goes to *width and *height. An upright photo streams through in strips; one
 // that must turn is read whole first (libvips keeps large ones in a temporary file, not in memory).
 static inline int dongne_vips_prepare(const char *in, const char *out, int format, int *width, int *height) {
@@ -56,6 +64,14 @@ static inline int dongne_vips_prepare(const char *in, const char *out, int forma
         return -1;
     }
     g_object_unref(image);
+    VipsImage *bare = NULL;
+    if (vips_copy(upright, &bare, NULL) != 0) {
+        g_object_unref(upright);
+        return -1;
+    }
+    g_object_unref(upright);
+    dongne_vips_remove_metadata(bare);
+    upright = bare;
     *width = vips_image_get_width(upright);
     *height = vips_image_get_height(upright);
     int result;

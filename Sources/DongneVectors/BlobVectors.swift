@@ -44,6 +44,23 @@ public enum BlobVectors {
             "invalid": .array(invalid(manifest).map { name, rule, bytes in
                 .object(["name": .string(name), "rule": .string(rule), "bytes": .string(Hex.encode(bytes))])
             }),
+            "messages": .array(messages(manifest).map { name, message in
+                .object(["name": .string(name), "bytes": .string(Hex.encode(message.wireBytes))])
+            }),
+        ]
+    }
+
+    /// The gossip messages of §3.4 about this blob, as a node sends them.
+    static func messages(_ manifest: BlobManifest) -> [(String, GossipMessage)] {
+        let hash = manifest.hash
+        let firstChunk = Array(blob[BlobChunk.range(2, inBlobOf: blob.count)])
+        return [
+            ("blob-want", .blobWant(hash)),
+            ("blob-have-all", .blobHave(hash, manifest: manifest.bytes, held: HeldChunks.all(3).bytes)),
+            ("blob-have-first-and-last", .blobHave(hash, manifest: manifest.bytes, held: HeldChunks(count: 3, indexes: [0, 2]).bytes)),
+            ("blob-have-nothing", .blobHave(hash, manifest: [], held: [])),
+            ("chunk-request", .chunkRequest(hash, indexes: [2, 0])),
+            ("chunk-last", .chunk(hash, index: 2, bytes: firstChunk)),
         ]
     }
 

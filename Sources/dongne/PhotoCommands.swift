@@ -9,12 +9,26 @@ extension Session {
         try await channel.send(photo: path) { [console] step in console.write(.photoSending(step)) }
     }
 
-    /// Writes a photo's original bytes to `path`.
-    func savePhoto(_ ref: String, to path: String) throws {
+    /// Writes a photo's original bytes to `path`. A photo not here yet is fetched first, whatever its size, and
+    /// saved once it has arrived: in the background, so that the commands typed meanwhile run at once.
+    func savePhoto(_ ref: String, to path: String) async throws {
         let hash = try photoHash(ref)
+        let shown = ref.hasPrefix("#") ? ref : "#" + ref
+        guard node.photoSnapshot(hash).availability != .available else {
+            return try writePhoto(hash, shown: shown, to: path)
+        }
+        console.write(.notice("fetching \(shown) from peers; it is saved once it has arrived"))
+        await node.fetchPhoto(hash)
+        Task { [self] in
+            for await availability in node.photoProgress(hash) where availability == .available { break }
+            do { try writePhoto(hash, shown: shown, to: path) } catch { console.write(.error("\(error)")) }
+        }
+    }
+
+    private func writePhoto(_ hash: BlobHash, shown: String, to path: String) throws {
         try node.savePhoto(hash, to: path)
         let size = node.photoSnapshot(hash).info?.size ?? 0
-        console.write(.notice("saved \(ref.hasPrefix("#") ? ref : "#" + ref) to \(path) (\(ConsoleLine.bytes(size)))"))
+        console.write(.notice("saved \(shown) to \(path) (\(ConsoleLine.bytes(size)))"))
     }
 
     /// Draws a photo in the terminal with libchafa; its thumbnail while the photo is not here yet (and then asks

@@ -44,6 +44,8 @@ final class Session: Sendable {
         var holdGeneration: [ChannelID: Int] = [:]
         /// Per channel, since when other people's messages have been waiting for `reconciled`.
         var holdStarted: [ChannelID: ContinuousClock.Instant] = [:]
+        /// Photo messages whose photo's arrival gets its lines (once each).
+        var followedPhotos: Set<DocumentID> = []
     }
 
     /// `/peers`, `/connect`, `/whoami` and the lines peers' comings and goings print.
@@ -88,7 +90,7 @@ final class Session: Sendable {
         case .location(let latitude, let longitude):
             try await currentChannel().send(.location(latitude: latitude, longitude: longitude))
         case .photo(let path): try await sendPhoto(path)
-        case .save(let ref, let path): try savePhoto(ref, to: path)
+        case .save(let ref, let path): try await savePhoto(ref, to: path)
         case .view(let ref): try await viewPhoto(ref)
         case .open(let ref): try openPhoto(ref)
         case .join(let name): try await join(name)
@@ -374,7 +376,7 @@ final class Session: Sendable {
                 mentionsYou: mentionsMe(message))
             console.write(.message(message, style))
             state.feeds[channel]?.shown(message)
-            if live { followPhoto(of: message, ref: style.ref) }
+            if state.followedPhotos.insert(message.id).inserted { followPhoto(of: message, ref: style.ref) }
         }
         // `/more` pages back from the top of the latest listing; new messages below it do not move it.
         if !live || state.oldestShown[channel] == nil { state.oldestShown[channel] = messages.first }

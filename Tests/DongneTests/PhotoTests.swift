@@ -65,6 +65,65 @@ import DongneSystem
         #expect(plain.last?.documents.count == 1)
     }
 
+    @Test func aNodeRestartedMidFetchAsksOnlyForTheChunksItLacks() async throws {
+        let fixture = try PhotoFixture.jpeg(width: 1600, height: 1200, gps: false)
+        defer { fixture.remove() }
+        let a = try await TestNode.start(name: "민지", listen: true)
+        defer { a.stop() }
+        let id = try await a.node.join("서울특별시").send(photo: fixture.path)
+        guard case .message(let message)? = try a.node.store.document(id)?.body, case .photo(let hash) = message.content
+        else {
+            Issue.record("not a photo message")
+            return
+        }
+        let manifest = try #require(try a.node.store.blobManifest(hash))
+        let count = manifest.chunks.count
+        #expect(count >= 20)
+        // What a fetch stopped half-way leaves in a store: the manifest and the first half of the chunks.
+        let directory = NSTemporaryDirectory() + "dongne-resume-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = try Store(path: directory + "/dongne.sqlite")
+        try await PhotoFixture.awaitStore { store.submitBlobManifest(manifest, at: 1, completion: $0) }
+        for index in 0..<count / 2 {
+            let chunk = try #require(try a.node.store.blobChunk(hash, index: index))
+            try await PhotoFixture.awaitStore { store.submitBlobChunk(hash, index: index, bytes: chunk, completion: $0) }
+        }
+        store.close()
+        let sentBefore = await a.node.networkTraffic().sent
+        var configuration = Configuration.testing(
+            dataDirectory: directory, displayName: "준호", peers: [try #require(a.node.listeningAddress)])
+        configuration.deferredCommitDelay = .milliseconds(4)
+        let b = TestNode(node: try await Node.start(configuration), directory: directory)
+        defer { b.stop() }
+        #expect(try await PhotoFixture.waitUntilAvailable(hash, on: b.node), "resumed at start, with no message")
+        #expect(try b.node.photo(hash) == a.node.photo(hash))
+        let sent = await a.node.networkTraffic().sent - sentBefore
+        let missing = count - count / 2
+        let missingBytes = manifest.size - (count / 2) * BlobLimits.chunkBytes
+        #expect(sent >= missingBytes, "the missing chunks came from the holder")
+        #expect(sent < missingBytes + 64 << 10, "and nothing more: \(sent) bytes for \(missing) of \(count) chunks")
+    }
+
+    @Test(arguments: [("heic", "image/jpeg"), ("png", "image/png"), ("webp", "image/webp"), ("jpg", "image/jpeg")])
+    func everyFormatIsPreparedWithoutItsMetadata(format: String, mediaType: String) throws {
+        let jpeg = try PhotoFixture.jpeg(width: 300, height: 200, gps: false)
+        defer { jpeg.remove() }
+        let source = jpeg.path + ".\(format)"
+        defer { try? FileManager.default.removeItem(atPath: source) }
+        try PhotoFixture.run("/usr/bin/vips", ["copy", jpeg.path, source + "[strip]"])
+        try PhotoFixture.run(
+            "/usr/bin/exiftool",
+            ["-overwrite_original", "-n", "-GPSLatitude=37.5796", "-GPSLatitudeRef=N", "-Make=dongne-test-phone", source])
+        #expect(try PhotoFixture.exif(source)["GPSLatitude"] != nil, "exiftool wrote GPS into the \(format) fixture")
+        let folder = NSTemporaryDirectory()
+        let prepared = try PreparedPhoto.prepare(source, into: folder)
+        defer { try? FileManager.default.removeItem(atPath: prepared.path) }
+        #expect(prepared.mediaType == mediaType && (prepared.width, prepared.height) == (300, 200))
+        #expect(prepared.thumbnail.count <= BlobLimits.maximumThumbnailBytes && prepared.thumbnail.starts(with: [0xff, 0xd8]))
+        let tags = try PhotoFixture.exif(prepared.path)
+        #expect(tags.keys.filter { $0.hasPrefix("GPS") }.isEmpty && tags["Make"] == nil, "\(tags.keys.sorted())")
+    }
+
     @Test func aFileThatIsNotAPhotoIsRefusedWithAClearError() async throws {
         let node = try await TestNode.start()
         defer { node.stop() }
@@ -131,6 +190,16 @@ enum PhotoFixture {
         let b = try await TestNode.start(name: "준호")
         try await b.node.connect(to: try #require(a.node.listeningAddress))
         return (a, b)
+    }
+
+    /// Waits for a store write queued with a completion.
+    static func awaitStore(
+        _ submit: (@escaping @Sendable (Result<Void, StoreError>) -> Void) -> Void
+    ) async throws {
+        let result: Result<Void, StoreError> = await withCheckedContinuation { continuation in
+            submit { continuation.resume(returning: $0) }
+        }
+        try result.get()
     }
 
     /// Waits for a photo to be available on a node; false after 60 seconds without.

@@ -75,3 +75,26 @@ def violation(encoded):
 @pytest.mark.parametrize("vector", VECTORS["invalid"], ids=lambda v: v["name"])
 def test_each_invalid_manifest_breaks_its_rule(vector):
     assert violation(bytes.fromhex(vector["bytes"])) == vector["rule"]
+
+
+def test_gossip_messages_for_blobs_are_the_spec_s():
+    """PROTOCOL.md §3.4: each message re-encoded from its parts with cbor2, canonically."""
+    blob = VECTORS["blob"]
+    manifest = bytes.fromhex(blob["manifest"]["bytes"])
+    blob_hash = bytes.fromhex(blob["manifest"]["hash"])
+    data = bytes((31 * i + 7) % 256 for i in range(blob["size"]))
+    expected = {
+        "blob-want": [7, blob_hash],
+        "blob-have-all": [8, blob_hash, manifest, bytes([0b111])],
+        "blob-have-first-and-last": [8, blob_hash, manifest, bytes([0b101])],
+        "blob-have-nothing": [8, blob_hash, b"", b""],
+        "chunk-request": [9, blob_hash, [2, 0]],
+        "chunk-last": [10, blob_hash, 2, data[2 * CHUNK_BYTES:]],
+    }
+    messages = {vector["name"]: bytes.fromhex(vector["bytes"]) for vector in VECTORS["messages"]}
+    assert set(messages) == set(expected)
+    for name, parts in expected.items():
+        assert messages[name] == cbor2.dumps(parts, canonical=True), name
+    chunk = cbor2.loads(messages["chunk-last"])
+    assert blake2b256(PREFIX["chunk"], chunk[3]).hex() == blob["chunks"][2], "the chunk matches its name"
+    assert len(messages["chunk-last"]) + 1 + 16 <= 65_535
