@@ -2,8 +2,12 @@
 #define DONGNE_CVIPS_SHIM_H
 // libvips, for photos. Its API is variadic (options as name/value pairs ending in NULL), which Swift cannot
 // call: each call dongne makes is wrapped here in a static inline function with fixed arguments.
+#include <malloc.h>
 #include <string.h>
 #include <vips/vips.h>
+
+// Fixes glibc's threshold above which a block is mapped on its own (and unmapped when freed).
+static inline void dongne_fix_mmap_threshold(int bytes) { mallopt(M_MMAP_THRESHOLD, bytes); }
 
 // Starts libvips once per process, with no operation cache (a node prepares a photo now and then; the cache
 // would only hold memory) and one worker thread per operation (a node shares the machine with its user).
@@ -78,7 +82,8 @@ static inline int dongne_vips_prepare(const char *in, const char *out, int forma
     switch (format) {
     case 2: result = vips_pngsave(upright, out, "strip", TRUE, NULL); break;
     case 3: result = vips_webpsave(upright, out, "strip", TRUE, "Q", 85, NULL); break;
-    default: result = vips_jpegsave(upright, out, "strip", TRUE, "Q", 88, "optimize_coding", TRUE, NULL); break;
+    // No optimize_coding: its second pass keeps every coefficient of the image in memory.
+    default: result = vips_jpegsave(upright, out, "strip", TRUE, "Q", 88, NULL); break;
     }
     g_object_unref(upright);
     return result;

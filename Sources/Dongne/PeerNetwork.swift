@@ -448,18 +448,21 @@ actor PeerNetwork {
 
     private func storeChunk(_ blob: BlobHash, index: Int, bytes: [UInt8]) {
         store.submitBlobChunk(blob, index: index, bytes: bytes) { [weak self] result in
-            guard case .success = result else { return }
             self?.loop.execute { [weak self] in
-                self?.assumeIsolated { network in
-                    guard let owner = network.owner else { return }
-                    if owner.photos.chunkStored(blob, index: index) {
-                        network.photosChanged(now: true)
-                        Task { await owner.evictPhotosOverBudget() }
-                    } else {
-                        network.photosChanged()
-                    }
-                }
+                self?.assumeIsolated { network in network.chunkStored(blob, index: index, result) }
             }
+        }
+    }
+
+    /// A fetched chunk's storing ended: the fetch core may ask for more; listeners hear of the progress.
+    private func chunkStored(_ blob: BlobHash, index: Int, _ result: Result<Void, StoreError>) {
+        handle(.blobChunkStored(blob, index: index, success: (try? result.get()) != nil))
+        guard case .success = result, let owner else { return }
+        if owner.photos.chunkStored(blob, index: index) {
+            photosChanged(now: true)
+            Task { await owner.evictPhotosOverBudget() }
+        } else {
+            photosChanged()
         }
     }
 

@@ -9,6 +9,10 @@ enum Vips {
     static func start() -> Bool {
         started.withLock { state in
             if let state { return state }
+            // glibc raises its mmap threshold after large blocks are freed (up to 32 MiB), after which libvips'
+            // image buffers come from the heap and stay resident once freed; fixed at 256 KiB, they are
+            // mapped and unmapped as they come and go.
+            dongne_fix_mmap_threshold(256 << 10)
             let ok = dongne_vips_start() == 0
             state = ok
             return ok

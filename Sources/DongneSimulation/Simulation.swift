@@ -376,6 +376,7 @@ public struct Simulation {
                 stores[node].manifests[manifest.hash] = manifest
             case .storeBlobChunk(let hash, let index, let bytes):
                 stores[node].chunks[hash, default: [:]][index] = bytes
+                answers.append(.blobChunkStored(hash, index: index, success: true))
             case .blobCompleted:
                 if node == scenario.blob?.fetcher, blobFetched == nil { blobFetched = time - scenario.warmUp }
             case .acknowledged, .reconciled, .remember, .notify, .blobProgress, .blobHeldBack:

@@ -10,11 +10,11 @@ import Foundation
 ///   than the budget (``evictBlobs(over:keeping:)``).
 extension Store {
     /// How many chunks one transaction of ``importBlob(file:mediaType:width:height:thumbnail:)`` writes.
-    static let chunksPerImportTransaction = 32
+    static let chunksPerImportTransaction = 16
 
     /// The manifest of a blob, if stored.
     public func blobManifest(_ hash: BlobHash) throws(StoreError) -> BlobManifest? {
-        try read { connection throws(SQLiteError) in
+        try blobs.read { connection throws(SQLiteError) in
             let statement = try connection.statement("SELECT bytes FROM blob_manifests WHERE hash = ?1")
             try statement.bind(.blob(hash.bytes))
             guard try statement.step() else { return nil }
@@ -24,7 +24,7 @@ extension Store {
 
     /// The indexes of a blob's stored chunks, ascending.
     public func storedChunks(of hash: BlobHash) throws(StoreError) -> [Int] {
-        try read { connection throws(SQLiteError) in
+        try blobs.read { connection throws(SQLiteError) in
             let statement = try connection.statement("SELECT idx FROM blob_chunks WHERE blob = ?1 ORDER BY idx")
             try statement.bind(.blob(hash.bytes))
             var indexes: [Int] = []
@@ -35,7 +35,7 @@ extension Store {
 
     /// One stored chunk's bytes.
     public func blobChunk(_ hash: BlobHash, index: Int) throws(StoreError) -> [UInt8]? {
-        try read { connection throws(SQLiteError) in
+        try blobs.read { connection throws(SQLiteError) in
             let statement = try connection.statement("SELECT bytes FROM blob_chunks WHERE blob = ?1 AND idx = ?2")
             try statement.bind(.blob(hash.bytes), .integer(Int64(index)))
             guard try statement.step() else { return nil }
@@ -48,7 +48,7 @@ extension Store {
         _ manifest: BlobManifest, at time: UInt64,
         completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
-        submit(completion: completion) { connection throws(StoreError) in
+        blobs.submit(completion: completion) { connection throws(StoreError) in
             do throws(SQLiteError) {
                 try Self.insertManifest(manifest, own: false, at: time, on: connection)
             } catch { throw .sqlite(error) }
@@ -60,7 +60,7 @@ extension Store {
         _ hash: BlobHash, index: Int, bytes: [UInt8],
         completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
-        submit(completion: completion) { connection throws(StoreError) in
+        blobs.submit(completion: completion) { connection throws(StoreError) in
             do throws(SQLiteError) {
                 try Self.insertChunk(hash, index: index, bytes: bytes, on: connection)
             } catch { throw .sqlite(error) }
@@ -81,7 +81,7 @@ extension Store {
         }
         let manifest = try BlobManifest(
             mediaType: mediaType, size: size, chunks: names, width: width, height: height, thumbnail: thumbnail)
-        try await write { connection throws(StoreError) in
+        try await blobs.write { connection throws(StoreError) in
             do throws(SQLiteError) { try Self.insertManifest(manifest, own: true, at: time, on: connection) } catch {
                 throw .sqlite(error)
             }
@@ -98,7 +98,7 @@ extension Store {
                 index += 1
             }
             guard !rows.isEmpty else { break }
-            try await write(rows: rows.count) { [rows] connection throws(StoreError) in
+            try await blobs.write(rows: rows.count) { [rows] connection throws(StoreError) in
                 do throws(SQLiteError) {
                     for (index, chunk) in rows {
                         try Self.insertChunk(manifest.hash, index: index, bytes: chunk, on: connection)
@@ -130,7 +130,7 @@ extension Store {
 
     /// Other people's blobs whose manifest is stored but not every chunk: fetches to resume at start.
     public func incompleteBlobs() throws(StoreError) -> [BlobHash] {
-        try read { connection throws(SQLiteError) in
+        try blobs.read { connection throws(SQLiteError) in
             let statement = try connection.statement(
                 "SELECT hash FROM blob_manifests WHERE own = 0 AND held < chunk_count ORDER BY last_used DESC")
             var hashes: [BlobHash] = []
@@ -141,7 +141,7 @@ extension Store {
 
     /// Marks a blob used now: the least recently used are evicted first.
     public func touchBlob(_ hash: BlobHash, at time: UInt64) async throws(StoreError) {
-        try await write { connection throws(StoreError) in
+        try await blobs.write { connection throws(StoreError) in
             do throws(SQLiteError) {
                 try connection.statement("UPDATE blob_manifests SET last_used = ?2 WHERE hash = ?1")
                     .bind(.blob(hash.bytes), .integer(Int64(time))).run()
@@ -151,7 +151,7 @@ extension Store {
 
     /// Bytes of chunks stored for the user's own blobs and for other people's.
     public func blobUsage() throws(StoreError) -> (own: Int, others: Int) {
-        try read { connection throws(SQLiteError) in
+        try blobs.read { connection throws(SQLiteError) in
             let statement = try connection.statement(
                 """
                 SELECT own, coalesce(sum(min(size, held * \(BlobLimits.chunkBytes))), 0)
@@ -173,7 +173,7 @@ extension Store {
     public func evictBlobs(over budget: Int, keeping: Set<BlobHash>) async throws(StoreError) -> [BlobHash] {
         var excess = try blobUsage().others - budget
         guard excess > 0 else { return [] }
-        let candidates = try read { connection throws(SQLiteError) -> [(BlobHash, Int)] in
+        let candidates = try blobs.read { connection throws(SQLiteError) -> [(BlobHash, Int)] in
             let statement = try connection.statement(
                 """
                 SELECT hash, min(size, held * \(BlobLimits.chunkBytes)) FROM blob_manifests
@@ -191,7 +191,7 @@ extension Store {
             excess -= bytes
         }
         guard !evicted.isEmpty else { return [] }
-        try await write(rows: evicted.count) { [evicted] connection throws(StoreError) in
+        try await blobs.write(rows: evicted.count) { [evicted] connection throws(StoreError) in
             do throws(SQLiteError) {
                 for hash in evicted {
                     try connection.statement("DELETE FROM blob_chunks WHERE blob = ?1").bind(.blob(hash.bytes)).run()

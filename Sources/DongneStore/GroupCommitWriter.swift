@@ -82,14 +82,22 @@ final class GroupCommitWriter: @unchecked Sendable {
     private var thread: Thread?
     private let logSync: WriteAheadLogSync
 
-    init(connection: Connection, path: String, deferredCommitDelay: Duration) throws(StoreError) {
+    private let threadName: String
+
+    /// A writer of `connection` (the database at `path`) on a thread named `threadName`, its log synced on one
+    /// named `syncThreadName`.
+    init(
+        connection: Connection, path: String, deferredCommitDelay: Duration, threadName: String = "dongne-writer",
+        syncThreadName: String = "dongne-walsync"
+    ) throws(StoreError) {
+        self.threadName = threadName
         guard let wakeup = ThreadWakeup() else {
             let error = SystemError.last(function: "eventfd")
             throw .file(path: path, reason: "no file descriptors left for the writer (\(error.explanation))")
         }
         self.wakeup = wakeup
         self.deferredCommitDelay = deferredCommitDelay
-        logSync = WriteAheadLogSync(databasePath: path)
+        logSync = WriteAheadLogSync(databasePath: path, threadName: syncThreadName)
         self.connection = connection
         let thread = Thread { [unowned self] in self.run() }
         self.thread = thread
@@ -154,7 +162,7 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private func run() {
-        prepareBackgroundThread(named: "dongne-writer")
+        prepareBackgroundThread(named: threadName)
         while let batch = nextBatch() { commit(batch) }
         logSync.stop()
         connection = nil  // closes the database connection, on the thread that used it

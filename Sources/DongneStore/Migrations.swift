@@ -87,18 +87,8 @@ enum Migrations {
         ALTER TABLE posters ADD COLUMN since INTEGER NOT NULL DEFAULT 0;
         """,
         """
-        -- Blobs (photos, PROTOCOL.md part 3): each manifest, whether it is this user's own, how many of its
-        -- chunks are stored and when it was last used (the least recently used of other people's go first).
-        -- Chunks are rows of their own (48 KiB each, a size SQLite keeps well), keyed by blob and index.
+        -- Photos live in a file of their own (BlobDatabase): the chunk table made with the first version goes.
         DROP TABLE blob_chunks;
-        CREATE TABLE blob_manifests (
-            hash BLOB PRIMARY KEY, bytes BLOB NOT NULL, size INTEGER NOT NULL, chunk_count INTEGER NOT NULL,
-            own INTEGER NOT NULL, held INTEGER NOT NULL DEFAULT 0, last_used INTEGER NOT NULL
-        ) WITHOUT ROWID;
-        CREATE INDEX blob_manifests_by_use ON blob_manifests (own, last_used);
-        CREATE TABLE blob_chunks (
-            blob BLOB NOT NULL, idx INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (blob, idx)
-        );
         """,
     ]
 

@@ -3,7 +3,7 @@ import Foundation
 import DongneSystem
 
 /// The local store of one node: documents as their exact signed bytes, the moderation state derived from them,
-/// the private block list and local settings, in one SQLite file.
+/// the private block list and local settings, in one SQLite file; photos in a second one beside it (``BlobDatabase``).
 ///
 /// Durability: the file is in WAL mode with `synchronous=NORMAL` (checked when the store opens: SQLite answers
 /// a pragma it cannot honour with its old value), and the writer syncs the log itself after each commit
@@ -35,6 +35,8 @@ public final class Store: Sendable {
     public let admission: AdmissionPolicy
     /// Each author's bytes per channel, for the quota.
     let authorUsage = AuthorUsage()
+    /// Photos: manifests and chunks, in a file of their own (see ``BlobDatabase``).
+    let blobs: BlobDatabase
     /// The cutoff of the last ``recountMaturedReports()``: posters with standing by then are counted.
     let recountedCutoff = Locked<UInt64>(0)
 
@@ -83,6 +85,7 @@ public final class Store: Sendable {
             writer = try GroupCommitWriter(
                 connection: writeConnection, path: path, deferredCommitDelay: deferredCommitDelay)
             reader = ReadConnection(readConnection)
+            blobs = try BlobDatabase(path: BlobDatabase.path(besideStoreAt: path))
         } catch let error as SQLiteError {
             throw .sqlite(error)
         } catch let error as StoreError {
@@ -102,6 +105,7 @@ public final class Store: Sendable {
     deinit {
         known.stopLoading()
         writer.stop()
+        blobs.close()
     }
 
     /// Notes in ``known`` every document stored before the store opened, then lets its filters answer "no";
@@ -121,6 +125,7 @@ public final class Store: Sendable {
     public func close() {
         known.stopLoading()
         writer.stop()
+        blobs.close()
     }
 
     /// A short hash of the schema's migrations, for caches of store files (benchmark fixtures).
@@ -221,7 +226,7 @@ public final class Store: Sendable {
 
 /// The read connection behind a lock: SQLite connections are opened without their own mutex, so this lock is
 /// what makes reads from many tasks safe. The connection never leaves `with`.
-private final class ReadConnection: @unchecked Sendable {
+final class ReadConnection: @unchecked Sendable {
     private let lock = NSLock()
     private let connection: Connection
 

@@ -19,9 +19,12 @@ final class WriteAheadLogSync: @unchecked Sendable {
     private var stopped = false
     private var thread: Thread?
 
-    /// The log of the database at `databasePath`.
-    init(databasePath: String) {
+    private let threadName: String
+
+    /// The log of the database at `databasePath`, synced on a thread named `threadName`.
+    init(databasePath: String, threadName: String = "dongne-walsync") {
         path = databasePath + "-wal"
+        self.threadName = threadName
         let thread = Thread { [self] in run() }
         self.thread = thread
         thread.start()
@@ -48,7 +51,7 @@ final class WriteAheadLogSync: @unchecked Sendable {
     }
 
     private func run() {
-        prepareBackgroundThread(named: "dongne-walsync")
+        prepareBackgroundThread(named: threadName)
         while true {
             condition.lock()
             while waiting.isEmpty && !stopping { condition.wait() }

@@ -104,6 +104,7 @@ extension Session {
 
     private func photoHash(_ ref: String) throws -> BlobHash {
         let id = try message(ref)
+        if let hash = shownPhoto(id) { return hash }
         guard case .photo(let hash) = try currentChannel().moderation(of: id).message.content
         else { throw CommandError("#\(ref.trimmingCharacters(in: ["#"])) is not a photo") }
         return hash

@@ -44,8 +44,9 @@ final class Session: Sendable {
         var holdGeneration: [ChannelID: Int] = [:]
         /// Per channel, since when other people's messages have been waiting for `reconciled`.
         var holdStarted: [ChannelID: ContinuousClock.Instant] = [:]
-        /// Photo messages whose photo's arrival gets its lines (once each).
-        var followedPhotos: Set<DocumentID> = []
+        /// Photo messages whose photo's arrival gets its lines (once each), with their photos: `/save` and
+        /// `/view` find a photo shown a moment ago, before its message is stored.
+        var followedPhotos: [DocumentID: BlobHash] = [:]
     }
 
     /// `/peers`, `/connect`, `/whoami` and the lines peers' comings and goings print.
@@ -376,7 +377,9 @@ final class Session: Sendable {
                 mentionsYou: mentionsMe(message))
             console.write(.message(message, style))
             state.feeds[channel]?.shown(message)
-            if state.followedPhotos.insert(message.id).inserted { followPhoto(of: message, ref: style.ref) }
+            if case .photo(let hash) = message.content, state.followedPhotos.updateValue(hash, forKey: message.id) == nil {
+                followPhoto(of: message, ref: style.ref)
+            }
         }
         // `/more` pages back from the top of the latest listing; new messages below it do not move it.
         if !live || state.oldestShown[channel] == nil { state.oldestShown[channel] = messages.first }
@@ -632,6 +635,9 @@ final class Session: Sendable {
         }
         return try node.channel(named: name.value)
     }
+
+    /// The photo of a photo message shown in this session, by its message.
+    func shownPhoto(_ id: DocumentID) -> BlobHash? { state.withLock { $0.followedPhotos[id] } }
 
     func message(_ ref: String) throws -> DocumentID {
         try state.withLock { try $0.refs.message(ref).get() }

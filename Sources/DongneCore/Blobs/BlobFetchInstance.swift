@@ -20,6 +20,10 @@ public struct BlobFetchInstance: Sendable {
         public var askInterval: UInt64 = 2_000
         /// Blobs fetched at once; more wait for one of them to end.
         public var maximumFetches = 16
+        /// Chunks asked for or received and not yet confirmed stored, at most (all peers and blobs together): no
+        /// chunk is asked for beyond it, so that a disk slower than the network holds up the peers, not the
+        /// memory (64 chunks are 3 MiB).
+        public var maximumUnstoredChunks = 64
 
         /// The defaults.
         public init() {}
@@ -38,6 +42,9 @@ public struct BlobFetchInstance: Sendable {
         case peerLeft(PeerID)
         /// A `blob have` or `chunk` message arrived from a peer.
         case received(GossipMessage, from: PeerID)
+        /// A chunk a ``Directive/storeChunk(_:index:bytes:)`` handed over is stored (or failed to be: it is
+        /// asked for again).
+        case stored(BlobHash, index: Int, success: Bool)
         /// Time passed (the time comes with every event).
         case tick
     }
@@ -60,6 +67,12 @@ public struct BlobFetchInstance: Sendable {
         case misbehaved(PeerID, reason: String)
         /// Deliver ``Event/tick`` at this time (or earlier).
         case wake(at: UInt64)
+    }
+
+    /// A chunk of a blob.
+    struct ChunkKey: Hashable, Sendable {
+        let blob: BlobHash
+        let index: Int
     }
 
     /// One chunk request open with a peer.
@@ -99,6 +112,8 @@ public struct BlobFetchInstance: Sendable {
     var order: [BlobHash] = []
     var waiting: [(blob: BlobHash, manifest: BlobManifest?, held: [Int], sizeLimit: Int)] = []
     var sources: [PeerID: Source] = [:]
+    /// Chunks handed to the store and not yet confirmed stored.
+    var unstored: Set<ChunkKey> = []
     var now: UInt64 = 0
     var output: [Directive] = []
 
@@ -115,6 +130,7 @@ public struct BlobFetchInstance: Sendable {
         case .peerJoined(let peer): join(peer)
         case .peerLeft(let peer): leave(peer)
         case .received(let message, let peer): receive(message, from: peer)
+        case .stored(let blob, let index, let success): stored(blob, index: index, success: success)
         case .tick: tick()
         }
         schedule()
@@ -252,6 +268,7 @@ public struct BlobFetchInstance: Sendable {
         fetch.holders[peer]?.insert(index)
         fetch.slow[index] = nil
         fetches[blob] = fetch
+        unstored.insert(ChunkKey(blob: blob, index: index))
         output.append(.storeChunk(blob, index: index, bytes: bytes))
         let held = fetch.held?.heldCount ?? 0
         output.append(.progress(blob, held: held, of: manifest.chunks.count))
@@ -259,6 +276,20 @@ public struct BlobFetchInstance: Sendable {
             output.append(.completed(blob))
             end(blob)
         }
+    }
+
+    private mutating func stored(_ blob: BlobHash, index: Int, success: Bool) {
+        guard unstored.remove(ChunkKey(blob: blob, index: index)) != nil, !success else { return }
+        // Not stored (a full disk, say): the fetch, if it still runs, lacks it again.
+        guard var fetch = fetches[blob], let manifest = fetch.manifest, fetch.held?.contains(index) == true else {
+            return
+        }
+        var held = HeldChunks(count: manifest.chunks.count)
+        for other in 0..<manifest.chunks.count where other != index && fetch.held?.contains(other) == true {
+            held.insert(other)
+        }
+        fetch.held = held
+        fetches[blob] = fetch
     }
 
     // MARK: Time
@@ -298,7 +329,8 @@ public struct BlobFetchInstance: Sendable {
     /// Fills every peer's window with requests for chunks it holds, fetch by fetch in the order they started,
     /// each peer taking the lowest chunks nobody is asked for yet, so that several holders share a blob.
     private mutating func schedule() {
-        for blob in order {
+        var room = settings.maximumUnstoredChunks - unstored.count - sources.values.reduce(0) { $0 + $1.open }
+        for blob in order where room > 0 {
             guard let fetch = fetches[blob], let held = fetch.held else { continue }
             var wanted = held.missing.filter { fetch.requests[$0] == nil }
             guard !wanted.isEmpty else { continue }
@@ -306,10 +338,11 @@ public struct BlobFetchInstance: Sendable {
                 guard let holds = fetch.holders[peer], var source = sources[peer], source.open < source.window
                 else { continue }
                 var picked: [Int] = []
-                for index in wanted where source.open < source.window {
+                for index in wanted where source.open < source.window && room > 0 {
                     guard holds.contains(index), !isSlow(peer, for: index, in: fetch) else { continue }
                     picked.append(index)
                     source.open += 1
+                    room -= 1
                 }
                 guard !picked.isEmpty else { continue }
                 sources[peer] = source

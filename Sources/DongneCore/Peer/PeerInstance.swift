@@ -59,6 +59,8 @@ public struct PeerInstance: Sendable {
         case fetchBlob(BlobHash, manifest: BlobManifest?, held: [Int], sizeLimit: Int = .max)
         /// Stop fetching this blob.
         case cancelBlobFetch(BlobHash)
+        /// A chunk a ``Directive/storeBlobChunk(_:index:bytes:)`` handed over is stored, or failed to be.
+        case blobChunkStored(BlobHash, index: Int, success: Bool)
         /// What a ``Directive/readBlob(_:for:)`` read from the store: the messages answering the peer. Nil when
         /// the shell would not read (the peer's connection has too much unsent): the request is over budget.
         case blobRead([GossipMessage]?, for: PeerID)
@@ -102,7 +104,7 @@ public struct PeerInstance: Sendable {
         case readBlob(GossipMessage, for: PeerID)
         /// Keep a fetched manifest (checked against its name).
         case storeBlobManifest(BlobManifest)
-        /// Keep a fetched chunk (checked against its name).
+        /// Keep a fetched chunk (checked against its name); answer ``Event/blobChunkStored(_:index:success:)``.
         case storeBlobChunk(BlobHash, index: Int, bytes: [UInt8])
         /// A fetch holds this many of a blob's chunks.
         case blobProgress(BlobHash, held: Int, of: Int)
@@ -322,6 +324,8 @@ public struct PeerInstance: Sendable {
         case .fetchBlob(let blob, let manifest, let held, let limit):
             followBlobs(.fetch(blob, manifest: manifest, held: held, sizeLimit: limit))
         case .cancelBlobFetch(let blob): followBlobs(.cancel(blob))
+        case .blobChunkStored(let blob, let index, let success):
+            followBlobs(.stored(blob, index: index, success: success))
         case .blobRead(let messages, let peer): blobRead(messages, for: peer)
         case .timer: timer()
         case .stop: stop()
