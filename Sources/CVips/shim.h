@@ -11,7 +11,11 @@ static inline void dongne_fix_mmap_threshold(int bytes) { mallopt(M_MMAP_THRESHO
 
 // Starts libvips once per process, with no operation cache (a node prepares a photo now and then; the cache
 // would only hold memory) and one worker thread per operation (a node shares the machine with its user).
+// A photo that must turn (most phones write upright pixels and an orientation tag) is decoded whole first:
+// beyond 8 MB of pixels into a temporary file, not memory (libvips' default is 100 MB), unless the user's
+// VIPS_DISC_THRESHOLD says otherwise.
 static inline int dongne_vips_start(void) {
+    g_setenv("VIPS_DISC_THRESHOLD", "8m", FALSE);
     if (VIPS_INIT("dongne") != 0) return -1;
     vips_cache_set_max(0);
     vips_concurrency_set(1);

@@ -268,6 +268,15 @@ actor ListenerHub {
         refresh(channels: Set(messageObservers.keys.map(\.channel)))
     }
 
+    /// The photos of the messages some listener shows now: kept when other people's photos are evicted.
+    func photosInView() -> Set<BlobHash> {
+        var photos: Set<BlobHash> = []
+        for observer in messageObservers.values {
+            for message in observer.documents { if case .photo(let hash) = message.content { photos.insert(hash) } }
+        }
+        return photos
+    }
+
     /// Records that a channel was reconciled with a peer: its snapshots stop being `isFromCache`.
     func markReconciled(_ channel: ChannelID) {
         guard reconciledChannels.insert(channel).inserted else { return }

@@ -100,9 +100,9 @@ extension Node {
         }
     }
 
-    /// Keeps other people's photos within the budget, sparing those being fetched.
+    /// Keeps other people's photos within the budget, sparing those being fetched and those a listener shows.
     func evictPhotosOverBudget() async {
-        let keeping = photos.fetching
+        let keeping = photos.fetching.union(await hub.photosInView())
         guard let evicted = try? await store.evictBlobs(over: configuration.photoBudgetBytes, keeping: keeping)
         else { return }
         for hash in evicted { photos.evicted(hash) }

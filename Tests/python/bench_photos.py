@@ -77,6 +77,42 @@ class Sampler:
         return self.peak
 
 
+def phone_photo(path):
+    """A 12-megapixel JPEG of noise with an EXIF orientation of 6 (as phones write them: it must turn)."""
+    import subprocess
+    grey = path.with_suffix(".v")
+    subprocess.run(["vips", "gaussnoise", str(grey), "4000", "3000", "--sigma", "60", "--mean", "128"], check=True)
+    subprocess.run(["vips", "bandjoin", f"{grey} {grey} {grey}", str(path) + "[Q=95]"], check=True)
+    subprocess.run(["exiftool", "-q", "-overwrite_original", "-n", "-Orientation=6", str(path)], check=True)
+    grey.unlink()
+    return path
+
+
+def sending_memory(binary, folder):
+    """A node's resident memory above idle while it prepares and stores a phone's photo that must turn (libvips
+    started before, with a small photo): (peak growth in KiB, the photo's bytes, milliseconds to prepare)."""
+    photo = phone_photo(folder / "phone.jpg")
+    warm_up = random_png(folder / "warm-up.png", 64, 64)
+    a = Node([], binary=binary)
+    try:
+        a.port()
+        a.type(f"/photo {warm_up}")
+        photo_line(a)
+        idle = resident_kib(a.pid)
+        sampler = Sampler([a.pid])
+        mark = len(a.timed)
+        asked = time.monotonic()
+        a.type(f"/photo {photo}")
+        photo_line(a, lambda line: line.get("size", 0) > MIB)
+        prepared = next(read for read, line in a.timed[mark:] if line.get("event") == "photo-progress"
+                        and line.get("step") == "storing") - asked
+        time.sleep(0.2)
+        peak = sampler.stop()[a.pid]
+        return peak - idle, photo.stat().st_size, prepared * 1000
+    finally:
+        a.stop()
+
+
 def physical_limit(data, folder):
     """Seconds to copy `data` over loopback TCP, hash it as chunks with BLAKE2b, and write it to SQLite."""
     server = socket.socket()
@@ -230,6 +266,9 @@ def main():
               f"+{(peaks[sender] - idle[sender]) / 1024:5.1f} MiB  (target ≤ 16)")
         print(f"  receiver idle {idle[receiver] / 1024:6.1f} MiB, peak {peaks[receiver] / 1024:6.1f} MiB, "
               f"+{(peaks[receiver] - idle[receiver]) / 1024:5.1f} MiB  (target ≤ 16)")
+        growth, size, prepared = sending_memory(binary, folder)
+        print(f"  sender of a 12-megapixel phone JPEG that must turn ({size / MIB:.1f} MiB): +{growth / 1024:.1f} MiB, "
+              f"prepared in {prepared:.0f} ms")
         if not options.skip_lan:
             alone, together, size = swarming(binary)
             print(f"swarming, {size / MIB:.1f} MiB photo, 6-host LAN, every uplink 100 Mbit/s:")
