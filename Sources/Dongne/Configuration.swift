@@ -41,6 +41,10 @@ public struct Configuration: Sendable {
     /// default); larger ones only their manifest (size, pixels, thumbnail), the rest when asked for
     /// (``Node/fetchPhoto(_:)``).
     public var automaticPhotoFetchBytes = 8 << 20
+    /// What one author's photos may take of automatic fetching while the node runs (64 MiB by default): beyond,
+    /// their photos are fetched only when asked for, so that one author (whose stamp and quota bound their
+    /// messages, not the photos those name) cannot push everyone else's photos out of the budget.
+    public var automaticPhotoBytesPerAuthor = 64 << 20
     /// How long the store may hold a received or local message's commit (see `Store.init(path:deferredCommitDelay:)`);
     /// tests lengthen it to catch a message between its showing and its commit.
     package var deferredCommitDelay: Duration = .milliseconds(4)

@@ -268,7 +268,8 @@ public final class Node: Sendable {
 
     /// Sets the name shown beside this user's messages and publishes it in a `profile` document.
     public func setDisplayName(_ name: String) async throws {
-        _ = try await publish(.profile(Profile(displayName: name)))
+        let avatar = try? store.avatars()[publicKey]  // a new name keeps the avatar
+        _ = try await publish(.profile(Profile(displayName: name, avatar: avatar)))
         try await store.setSetting(Self.displayNameSetting, to: Array(name.utf8))
         profile.set(name)
     }

@@ -22,6 +22,16 @@ extension Node {
         if let region, region.id != channel.id {
             throw DongneError.notYourRegion(channel: channel.name.value, region: region.value)
         }
+        let manifest = try await storePhoto(path, progress: progress)
+        progress(.sending)
+        return try await channel.send(.photo(manifest.hash))
+    }
+
+    /// Prepares the photo at `path` (upright, every metadata stripped, a thumbnail made) and stores it as one
+    /// of this user's own; its manifest.
+    private func storePhoto(
+        _ path: String, progress: @escaping @Sendable (PhotoSendingProgress) -> Void
+    ) async throws -> BlobManifest {
         progress(.preparing)
         let folder = configuration.dataDirectory
         let prepared: PreparedPhoto
@@ -37,9 +47,24 @@ extension Node {
             thumbnail: prepared.thumbnail, at: NodeClock.system.now())
         photos.reload(manifest.hash)
         progress(.storing(bytes: prepared.size, of: prepared.size))
-        progress(.sending)
-        return try await channel.send(.photo(manifest.hash))
+        return manifest
     }
+
+    /// Makes the photo at `path` the user's avatar: prepared and stored like a photo, and named by a new
+    /// profile, which every peer gets (PROTOCOL.md §2.4, *Profiles*); its photo's hash.
+    @discardableResult
+    public func setAvatar(
+        photo path: String, progress: @escaping @Sendable (PhotoSendingProgress) -> Void = { _ in }
+    ) async throws -> BlobHash {
+        let manifest = try await storePhoto(path, progress: progress)
+        progress(.sending)
+        _ = try await publish(.profile(Profile(displayName: displayName, avatar: manifest.hash)))
+        return manifest.hash
+    }
+
+    /// Every author whose latest profile this node holds carries an avatar, with its photo (fetched like a
+    /// photo: see ``photoSnapshot(_:)``).
+    public func avatars() throws -> [PublicKey: BlobHash] { try store.avatars() }
 
     /// What this node holds of a photo now.
     public func photoSnapshot(_ hash: BlobHash) -> PhotoSnapshot { photos.snapshot(hash) }
@@ -87,9 +112,12 @@ extension Node {
         await network.fetch(hash, manifest: entry.manifest, held: held, sizeLimit: sizeLimit)
     }
 
-    /// A photo message arrived in a joined channel: fetch the photo if it is small enough.
-    func photoArrived(_ hash: BlobHash) {
-        guard photos.entry(hash).held?.isComplete != true else { return }
+    /// A photo message arrived in a joined channel: fetch the photo if it is small enough and its author has not
+    /// used up their share of automatic fetching.
+    func photoArrived(_ hash: BlobHash, by author: PublicKey) {
+        guard photos.entry(hash).held?.isComplete != true,
+            photos.mayFetchAutomatically(hash, by: author, budget: configuration.automaticPhotoBytesPerAuthor)
+        else { return }
         Task { await fetch(hash, sizeLimit: configuration.automaticPhotoFetchBytes) }
     }
 

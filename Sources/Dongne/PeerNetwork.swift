@@ -90,6 +90,9 @@ actor PeerNetwork {
     /// Starts the core's clock with the channels this node carries.
     func begin() {
         handle(.joinedChanged(joinedChannels()))
+        if let id = try? store.latestProfile(of: identity.publicKey), let profile = try? store.document(id) {
+            handle(.ownProfile(GossipDocument(id: profile.id, bytes: profile.bytes)))
+        }
     }
 
     /// Starts listening on `host` (an IPv4 address; `0.0.0.0`: every interface) and `port` (0: any free port);
@@ -168,6 +171,7 @@ actor PeerNetwork {
     func published(_ document: Document, showing: Set<ChannelID> = []) {
         recentlyPublished.add(document)
         handle(.published(GossipDocument(id: document.id, bytes: document.bytes), channel: document.channel))
+        if case .profile = document.body { handle(.ownProfile(GossipDocument(id: document.id, bytes: document.bytes))) }
         guard !showing.isEmpty else { return }
         if loop.isOwnThread {
             owner?.showNow(showing)
@@ -435,6 +439,13 @@ actor PeerNetwork {
     }
 
     private func storeManifest(_ manifest: BlobManifest) {
+        // A photo over the automatic size stops at its manifest anyway (the fetch core holds it back): not charged.
+        if let owner, manifest.size <= owner.configuration.automaticPhotoFetchBytes,
+            !owner.photos.chargeAutomatic(manifest, budget: owner.configuration.automaticPhotoBytesPerAuthor)
+        {
+            handle(.cancelBlobFetch(manifest.hash))
+            owner.photos.setFetching(manifest.hash, false)
+        }
         store.submitBlobManifest(manifest, at: NodeClock.system.now()) { [weak self] result in
             guard case .success = result else { return }
             self?.loop.execute { [weak self] in
@@ -631,9 +642,13 @@ actor PeerNetwork {
         guard let owner else { return }
         var joined: Set<ChannelID>?
         for case .success(let (document, outcome)) in results where outcome == .stored {
+            if case .profile(let profile) = document.body, let avatar = profile.avatar {
+                owner.photoArrived(avatar, by: document.author)  // an avatar: fetched like a photo
+                continue
+            }
             guard case .message(let message) = document.body, case .photo(let hash) = message.content else { continue }
             if joined == nil { joined = Set(joinedChannels()) }
-            if joined?.contains(message.channel) == true { owner.photoArrived(hash) }
+            if joined?.contains(message.channel) == true { owner.photoArrived(hash, by: document.author) }
         }
     }
 

@@ -15,6 +15,9 @@ final class PhotoLibrary: Sendable {
 
     private struct State {
         var entries: [BlobHash: Entry] = [:]
+        /// Bytes of each author's photos fetched automatically in this run, and whose each such fetch is.
+        var automaticBytes: [PublicKey: Int] = [:]
+        var automaticAuthor: [BlobHash: PublicKey] = [:]
         var watchers: [BlobHash: [UInt64: AsyncStream<PhotoAvailability>.Continuation]] = [:]
         var nextWatcher: UInt64 = 0
     }
@@ -66,6 +69,27 @@ final class PhotoLibrary: Sendable {
     func setFetching(_ hash: BlobHash, _ fetching: Bool) {
         _ = entry(hash)
         update(hash) { $0.isFetching = fetching }
+    }
+
+    /// Whether a photo of `author`'s may be fetched automatically: not once their photos took `budget` bytes.
+    func mayFetchAutomatically(_ hash: BlobHash, by author: PublicKey, budget: Int) -> Bool {
+        state.withLock { state in
+            guard state.automaticBytes[author, default: 0] < budget else { return false }
+            state.automaticAuthor[hash] = author
+            return true
+        }
+    }
+
+    /// Counts a fetched manifest's size against its author's automatic budget; false when the photo takes the
+    /// author past it (its fetch is to stop at the manifest).
+    func chargeAutomatic(_ manifest: BlobManifest, budget: Int) -> Bool {
+        state.withLock { state in
+            guard let author = state.automaticAuthor.removeValue(forKey: manifest.hash) else { return true }
+            let used = state.automaticBytes[author, default: 0] + manifest.size
+            guard used <= budget else { return false }
+            state.automaticBytes[author] = used
+            return true
+        }
     }
 
     /// A manifest is stored.

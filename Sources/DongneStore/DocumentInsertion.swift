@@ -67,6 +67,16 @@ extension Connection {
             ).run()
         case .profile(let profile):
             try recordName(profile.displayName, of: document)
+            try statement(
+                """
+                INSERT INTO author_profiles (author, avatar, created, document) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT (author) DO UPDATE SET avatar = ?2, created = ?3, document = ?4
+                WHERE (?3, ?4) > (created, document)
+                """
+            ).bind(
+                .blob(document.author.bytes), profile.avatar.map { .blob($0.bytes) } ?? .null,
+                .integer(Int64(document.created)), .blob(document.id.bytes)
+            ).run()
         case .direct, .receipt, .unknown:
             break
         }

@@ -90,6 +90,12 @@ enum Migrations {
         -- Photos live in a file of their own (BlobDatabase): the chunk table made with the first version goes.
         DROP TABLE blob_chunks;
         """,
+        """
+        -- Each author's latest profile (by created, then document id): its avatar photo, if any.
+        CREATE TABLE author_profiles (
+            author BLOB PRIMARY KEY, avatar BLOB, created INTEGER NOT NULL, document BLOB NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// A short hash of every migration's text: changes whenever the schema does.

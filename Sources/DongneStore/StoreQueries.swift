@@ -151,6 +151,28 @@ extension Store {
         }
     }
 
+    /// Every author whose latest profile carries an avatar, with the avatar's photo.
+    public func avatars() throws(StoreError) -> [PublicKey: BlobHash] {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT author, avatar FROM author_profiles WHERE avatar IS NOT NULL")
+            var avatars: [PublicKey: BlobHash] = [:]
+            while try statement.step() {
+                if let key = PublicKey(statement.blob(0)), let avatar = BlobHash(statement.blob(1)) { avatars[key] = avatar }
+            }
+            return avatars
+        }
+    }
+
+    /// The id of an author's latest profile document, if any is stored.
+    public func latestProfile(of author: PublicKey) throws(StoreError) -> DocumentID? {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT document FROM author_profiles WHERE author = ?1")
+            try statement.bind(.blob(author.bytes))
+            guard try statement.step() else { return nil }
+            return DocumentID(statement.blob(0))
+        }
+    }
+
     /// The authors who have posted in `channel`, with the name each goes by (empty when none is known).
     public func posters(in channel: ChannelID) throws(StoreError) -> [PublicKey: String] {
         try read { connection throws(SQLiteError) in

@@ -12,6 +12,7 @@ enum Command: Equatable {
     case photo(path: String)
     case save(ref: String, path: String)
     case view(ref: String)
+    case avatar(String)
     case open(ref: String)
     case report(ref: String, reason: String?)
     case retract(ref: String)
@@ -33,7 +34,7 @@ enum Command: Equatable {
     /// Every command's name, for Tab.
     static let commandNames = [
         "/join", "/part", "/channels", "/names", "/history", "/more", "/location", "/photo", "/save", "/view",
-        "/open", "/report", "/retract", "/block",
+        "/open", "/avatar", "/report", "/retract", "/block",
         "/unblock", "/blocks", "/nick", "/whoami", "/peers", "/connect", "/help", "/quit",
     ]
 
@@ -71,6 +72,7 @@ enum Command: Equatable {
             guard parts.count == 2 else { return usage("/save REF PATH") }
             return .success(.save(ref: parts[0], path: Self.path(parts[1])))
         case "view": return oneWord(rest, "/view REF", Command.view)
+        case "avatar": return rest.isEmpty ? usage("/avatar PATH|USER") : .success(.avatar(Self.path(rest)))
         case "open": return oneWord(rest, "/open REF", Command.open)
         case "report":
             let parts = rest.split(separator: " ", maxSplits: 1).map(String.init)
@@ -168,6 +170,7 @@ enum Command: Equatable {
           /save REF PATH         write a photo to a file, as it was sent
           /view REF              draw a photo here (its thumbnail until it has arrived)
           /open REF              open a photo in the desktop's viewer
+          /avatar PATH|USER      make a photo your avatar, or draw USER's (/names says who has one)
           /report REF [REASON]   report a message (REF: its #ref, as shown before it); hides it for you
           /retract REF           withdraw one of your messages
           /hidden                list this channel's hidden messages, and why each is hidden

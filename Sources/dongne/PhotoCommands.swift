@@ -61,6 +61,42 @@ extension Session {
         console.write(.picture(drawing, ref: ref, photo: photo))
     }
 
+    /// `/avatar PATH` makes the photo at PATH the user's avatar; `/avatar USER` draws USER's.
+    func avatar(_ argument: String) async throws {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: argument, isDirectory: &isFolder), !isFolder.boolValue {
+            try await node.setAvatar(photo: argument) { [console] step in console.write(.photoSending(step)) }
+            return console.write(.notice("your avatar is set; every peer gets it"))
+        }
+        let person = try resolve(argument)
+        guard let hash = try node.avatars()[person] else {
+            throw CommandError("\(argument) has no avatar (or no file is there to make yours)")
+        }
+        let photo = node.photoSnapshot(hash)
+        guard photo.availability == .available || photo.info != nil else {
+            await node.fetchPhoto(hash)
+            throw CommandError("their avatar is not here yet: asked the peers for it")
+        }
+        let mode = TerminalPicture.Mode.best(for: ProcessInfo.processInfo.environment)
+        let file = NSTemporaryDirectory() + "dongne-avatar-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let drawing: (String, String)
+        if photo.availability == .available {
+            try node.savePhoto(hash, to: file)
+            drawing = (
+                try TerminalPicture.draw(path: file, columns: 24, rows: 12, colors: false),
+                try TerminalPicture.draw(path: file, columns: 24, rows: 12, mode: mode)
+            )
+        } else {
+            let thumbnail = photo.info?.thumbnail ?? []
+            drawing = (
+                try TerminalPicture.draw(encoded: thumbnail, columns: 24, rows: 12, colors: false),
+                try TerminalPicture.draw(encoded: thumbnail, columns: 24, rows: 12, mode: mode)
+            )
+        }
+        console.write(.picture(drawing, ref: Hex.encode(person.bytes), photo: photo))
+    }
+
     /// Hands a photo to the desktop's viewer (`xdg-open`).
     func openPhoto(_ ref: String) throws {
         let environment = ProcessInfo.processInfo.environment

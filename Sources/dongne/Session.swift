@@ -93,6 +93,7 @@ final class Session: Sendable {
         case .photo(let path): try await sendPhoto(path)
         case .save(let ref, let path): try await savePhoto(ref, to: path)
         case .view(let ref): try await viewPhoto(ref)
+        case .avatar(let argument): try await avatar(argument)
         case .open(let ref): try openPhoto(ref)
         case .join(let name): try await join(name)
         case .part(let name): try await part(name)
@@ -488,18 +489,21 @@ final class Session: Sendable {
         let posters = try channel.posters()
         let connected = Set(await node.peers().map(\.identity))
         let known = knownKeys()
+        let avatars = (try? node.avatars()) ?? [:]
         if posters.isEmpty { console.write(.notice("no one has posted in \(VisibleText.channel(channel.name.value)) yet")) }
         let sorted = posters.sorted { ($0.value.lowercased(), $0.key) < ($1.value.lowercased(), $1.key) }
         for (key, name) in sorted {
             let fingerprint = People.displayedFingerprint(of: key, among: known)
             let status = key == node.publicKey ? "you" : connected.contains(key) ? "connected here" : "not connected here"
+            var fields: [String: any Sendable] = [
+                "name": name, "fingerprint": key.fingerprint.full, "author": Hex.encode(key.bytes),
+                "connected": connected.contains(key),
+            ]
+            if let avatar = avatars[key] { fields["avatar"] = Hex.encode(avatar.bytes) }
+            let face = avatars[key] == nil ? "" : ", has an avatar (/avatar \(fingerprint) shows it)"
             console.write(
                 ConsoleLine(
-                    text: "* \(VisibleText.name(name)) (\(fingerprint)) \(status)", event: "name",
-                    fields: [
-                        "name": name, "fingerprint": key.fingerprint.full, "author": Hex.encode(key.bytes),
-                        "connected": connected.contains(key),
-                    ]))
+                    text: "* \(VisibleText.name(name)) (\(fingerprint)) \(status)\(face)", event: "name", fields: fields))
         }
     }
 
@@ -617,7 +621,7 @@ final class Session: Sendable {
 
     // MARK: Helpers
 
-    private func resolve(_ query: String) throws -> PublicKey {
+    func resolve(_ query: String) throws -> PublicKey {
         try People.resolve(query, among: try node.knownAuthors()).get()
     }
 

@@ -124,6 +124,68 @@ import DongneSystem
         #expect(tags.keys.filter { $0.hasPrefix("GPS") }.isEmpty && tags["Make"] == nil, "\(tags.keys.sorted())")
     }
 
+    @Test func anAuthorsPhotosPastTheirAutomaticShareWaitUntilAskedFor() async throws {
+        let a = try await TestNode.start(name: "민지", listen: true)
+        defer { a.stop() }
+        let channelA = try await a.node.join("서울특별시")
+        var hashes: [BlobHash] = []
+        for index in 0..<3 {
+            let fixture = try PhotoFixture.jpeg(width: 500 + index, height: 400, gps: false)
+            defer { fixture.remove() }
+            let id = try await channelA.send(photo: fixture.path)
+            guard case .message(let message)? = try a.node.store.document(id)?.body,
+                case .photo(let hash) = message.content
+            else { throw DongneError.unknownMessage(id) }
+            hashes.append(hash)
+        }
+        let sizes = hashes.map { a.node.photoSnapshot($0).info?.size ?? 0 }
+        // A share that one of the three fits, and no two: whichever arrives first is fetched, the others not.
+        let share = sizes.max()! + 1
+        #expect(sizes.allSatisfy { 2 * $0 > share }, "\(sizes)")
+        let directory = NSTemporaryDirectory() + "dongne-share-" + UUID().uuidString
+        let configuration = Configuration.testing(dataDirectory: directory, displayName: "준호")
+        let b = TestNode(node: try await Node.start(configuration.withPhotoShare(share)), directory: directory)
+        defer { b.stop() }
+        _ = try await b.node.join("서울특별시")
+        try await b.node.connect(to: try #require(a.node.listeningAddress))
+        // Every manifest arrives (size, pixels, thumbnail); one photo is fetched whole, the others wait.
+        let settled = await ReconnectionTests.eventually(seconds: 30) {
+            hashes.allSatisfy { b.node.photoSnapshot($0).info != nil }
+                && hashes.contains { b.node.photoSnapshot($0).availability == .available }
+        }
+        #expect(settled)
+        let waiting = hashes.filter { b.node.photoSnapshot($0).availability == .missing }
+        #expect(waiting.count == 2, "\(hashes.map { b.node.photoSnapshot($0).availability })")
+        let asked = try #require(waiting.first)
+        await b.node.fetchPhoto(asked)
+        #expect(try await PhotoFixture.waitUntilAvailable(asked, on: b.node), "asked for, it comes")
+        #expect(try b.node.photo(asked) == a.node.photo(asked))
+    }
+
+    @Test func anAvatarReachesPeersConnectedThenAndLaterAndSurvivesANewName() async throws {
+        let fixture = try PhotoFixture.jpeg(width: 200, height: 200, gps: true)
+        defer { fixture.remove() }
+        let (a, b) = try await PhotoFixture.connectedPair()
+        defer { a.stop(); b.stop() }
+        let avatar = try await a.node.setAvatar(photo: fixture.path)
+        let arrived = await ReconnectionTests.eventually(seconds: 30) { (try? b.node.avatars()[a.node.publicKey]) == avatar }
+        #expect(arrived, "a peer connected when it is set")
+        #expect(try await PhotoFixture.waitUntilAvailable(avatar, on: b.node), "and its photo, fetched")
+        try await a.node.setDisplayName("민지2")
+        #expect(try a.node.avatars()[a.node.publicKey] == avatar, "a new name keeps the avatar")
+        let c = try await TestNode.start(name: "지수")
+        defer { c.stop() }
+        try await c.node.connect(to: try #require(a.node.listeningAddress))
+        let later = await ReconnectionTests.eventually(seconds: 30) { (try? c.node.avatars()[a.node.publicKey]) == avatar }
+        #expect(later, "a peer that connects later gets the latest profile when its session starts")
+        #expect(try await PhotoFixture.waitUntilAvailable(avatar, on: c.node))
+        #expect(try c.node.knownAuthors()[a.node.publicKey] == "민지2")
+        let saved = fixture.path + ".avatar.jpg"
+        defer { try? FileManager.default.removeItem(atPath: saved) }
+        try c.node.savePhoto(avatar, to: saved)
+        #expect(try PhotoFixture.exif(saved).keys.filter { $0.hasPrefix("GPS") }.isEmpty)
+    }
+
     @Test func aFileThatIsNotAPhotoIsRefusedWithAClearError() async throws {
         let node = try await TestNode.start()
         defer { node.stop() }
@@ -135,6 +197,15 @@ import DongneSystem
             try await channel.send(photo: "/nonexistent.jpg")
         }
         #expect(try node.node.store.blobUsage() == (0, 0), "nothing stored")
+    }
+}
+
+extension Configuration {
+    /// This configuration with one author's automatic share of photos set to `bytes`.
+    func withPhotoShare(_ bytes: Int) -> Configuration {
+        var copy = self
+        copy.automaticPhotoBytesPerAuthor = bytes
+        return copy
     }
 }
 

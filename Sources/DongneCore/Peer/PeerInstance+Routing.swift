@@ -92,6 +92,16 @@ extension PeerInstance {
         }
     }
 
+    /// A new profile of this node's goes to every established peer (and to each later one when its session is
+    /// established): one hop, never forwarded further by gossip (PROTOCOL.md §2.4).
+    mutating func offerProfile(_ profile: GossipDocument) {
+        guard profile != ownProfile else { return }
+        ownProfile = profile
+        for id in links.keys.sorted() where links[id]?.peer != nil {
+            followGossip(gossip.handle(.offer([profile], to: id)))
+        }
+    }
+
     /// Stored documents reconciliation offered go to gossip for the peer.
     mutating func offer(_ documents: [GossipDocument], to peer: PeerID) {
         if !documents.isEmpty { followGossip(gossip.handle(.offer(documents, to: peer))) }

@@ -38,6 +38,7 @@ extension PeerInstance {
         send(.channels(joined), to: id)
         offerDatagrams(on: id, handshakeHash: handshakeHash)
         followBlobs(.peerJoined(id))
+        if let ownProfile { followGossip(gossip.handle(.offer([ownProfile], to: id))) }
         if !alreadyConnected, let summary = links[id]?.summary { output.append(.notify(.joined(summary))) }
     }
 

@@ -43,6 +43,9 @@ public struct PeerInstance: Sendable {
         case published(GossipDocument, channel: ChannelID?)
         /// A document this node wrote did not commit: a copy a peer sends back is to be stored.
         case unpublished(DocumentID)
+        /// This node's latest profile (at start, and whenever the user writes a new one): every peer gets it,
+        /// once per session (PROTOCOL.md §2.4, *Profiles*).
+        case ownProfile(GossipDocument)
         /// The channels this node carries (at start, and whenever the user joins or leaves one).
         case joinedChanged([ChannelID])
         /// The items of a channel that a ``Directive/loadItems(_:for:answering:)`` asked for.
@@ -249,6 +252,8 @@ public struct PeerInstance: Sendable {
     var blobs: BlobFetchInstance
     /// When the blob fetch core asked to be woken.
     var blobWake: UInt64?
+    /// This node's latest profile, offered to every peer once per session.
+    var ownProfile: GossipDocument?
     var directory = DiscoveryDirectory(ownInstance: "")
     var random: SplitMix64
     var links: [PeerID: PeerLink] = [:]
@@ -315,6 +320,7 @@ public struct PeerInstance: Sendable {
         case .published(let document, let channel):
             followGossip(gossip.handle(.published(id: document.id, channel: channel, bytes: document.bytes)))
         case .unpublished(let id): followGossip(gossip.handle(.unpublished(id)))
+        case .ownProfile(let profile): offerProfile(profile)
         case .joinedChanged(let channels): joinedChanged(channels)
         case .itemsLoaded(let channel, let peer, let payload, let items):
             follow(reconciliation.handle(.itemsLoaded(channel, for: peer, answering: payload, items: items)))
