@@ -100,7 +100,7 @@ def run(binary, mount, result):
         for text in typed:
             node.type(text)
         end = time.monotonic() + 20
-        while time.monotonic() < end and {text_of(d) for _, d in list(peer.received_documents)} < set(typed):
+        while time.monotonic() < end and not set(typed) <= {text_of(d) for _, d in list(peer.received_documents)}:
             time.sleep(0.02)
         received = [d for _, d in list(peer.received_documents) if text_of(d) in typed]
         answered(node)  # once a later command is answered, every line's error is in

@@ -28,7 +28,13 @@ def exchange(node, peer):
     # start may do so before its REPL has joined the channel).
     messages = peer.receive_gossip_until(lambda m: m[0] == 2 and m[1])
     assert messages[-1] == [2, [channel_id(CHANNEL)]], "the node announces the channel it carries"
-    assert all(m[0] in (2, 6) for m in messages), "channels and the datagram route come first"
+    # PROTOCOL.md §2.4 *Profiles*: besides its channels and datagram route, the node offers its own profile.
+    batches = [m for m in messages if m[0] == 0]
+    assert all(m[0] in (0, 2, 6) for m in messages), "channels, the datagram route and the profile come first"
+    for batch in batches:
+        for signed in batch[3]:
+            unsigned, _ = cbor2.loads(signed)
+            assert unsigned[1] == 5 and unsigned[2] == node_key, "the node's own profile (kind 5)"
     peer.send(1, cbor2.dumps([2, [channel_id(CHANNEL)]], canonical=True))
     # PROTOCOL.md §2.4: a message of a type above 10 is a later version's: ignored and counted, not fatal.
     peer.send(1, cbor2.dumps([99, "from a later version", {1: b"new"}], canonical=True))
@@ -41,7 +47,8 @@ def exchange(node, peer):
     peer.receive_gossip_until(acknowledged)
 
     node.type("노드가 답해요")
-    batch = peer.receive_gossip_until(lambda m: m[0] == 0 and m[3])[-1]
+    batch = peer.receive_gossip_until(
+        lambda m: m[0] == 0 and m[3] and cbor2.loads(m[3][0])[0].get(9) == "노드가 답해요")[-1]
     # PROTOCOL.md §2.4: the batch names the peers it went to by tag, the first 8 bytes of their identity keys.
     assert batch[4:] == [[bytes(peer.identity.verify_key)[:8]]], "the batch names this peer's tag"
     unsigned, signature = cbor2.loads(batch[3][0])
