@@ -17,6 +17,9 @@ static inline void dongne_fix_mmap_threshold(int bytes) { mallopt(M_MMAP_THRESHO
 static inline int dongne_vips_start(void) {
     g_setenv("VIPS_DISC_THRESHOLD", "8m", FALSE);
     if (VIPS_INIT("dongne") != 0) return -1;
+    // Loaders libvips marks as unsafe for untrusted input (ImageMagick, PDF, …) are never used: a photo from a
+    // peer is untrusted input.
+    vips_block_untrusted_set(TRUE);
     vips_cache_set_max(0);
     vips_concurrency_set(1);
     return 0;
@@ -31,15 +34,37 @@ static inline char *dongne_vips_take_error(void) {
 
 // Which of the photo formats dongne takes `path` is, by its content: 1 JPEG, 2 PNG, 3 WebP, 4 HEIC/HEIF/AVIF,
 // 0 anything else (another image format libvips could read included: dongne does not hand it PDFs or SVGs).
-static inline int dongne_vips_photo_format(const char *path) {
-    const char *loader = vips_foreign_find_load(path);
-    vips_error_clear();
+static inline int dongne_vips_format_of_loader(const char *loader) {
     if (loader == NULL) return 0;
     if (strncmp(loader, "VipsForeignLoadJpeg", 19) == 0) return 1;
     if (strncmp(loader, "VipsForeignLoadPng", 18) == 0) return 2;
     if (strncmp(loader, "VipsForeignLoadWebp", 19) == 0) return 3;
     if (strncmp(loader, "VipsForeignLoadHeif", 19) == 0) return 4;
     return 0;
+}
+
+static inline int dongne_vips_photo_format(const char *path) {
+    const char *loader = vips_foreign_find_load(path);
+    vips_error_clear();
+    return dongne_vips_format_of_loader(loader);
+}
+
+// The same for encoded bytes in memory.
+static inline int dongne_vips_buffer_format(const void *bytes, size_t length) {
+    const char *loader = vips_foreign_find_load_buffer(bytes, length);
+    vips_error_clear();
+    return dongne_vips_format_of_loader(loader);
+}
+
+// The most pixels dongne decodes (a 200-megapixel phone photo fits): a file that declares more is refused
+// before any pixel is decoded, so a small file that claims 65535 x 65535 pixels costs nothing.
+#define DONGNE_MAXIMUM_PIXELS (256LL * 1000 * 1000)
+
+static inline int dongne_vips_too_many_pixels(VipsImage *image) {
+    if ((long long)vips_image_get_width(image) * vips_image_get_height(image) <= DONGNE_MAXIMUM_PIXELS) return 0;
+    vips_error("dongne", "%dx%d pixels: more than dongne decodes", vips_image_get_width(image),
+               vips_image_get_height(image));
+    return 1;
 }
 
 // Removes every metadata item of `image` (EXIF, GPS, XMP, IPTC, ICC, comments, …): what is left is pixels and
@@ -57,6 +82,10 @@ static inline void dongne_vips_remove_metadata(VipsImage *image) {
 static inline int dongne_vips_prepare(const char *in, const char *out, int format, int *width, int *height) {
     VipsImage *image = vips_image_new_from_file(in, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
     if (image == NULL) return -1;
+    if (dongne_vips_too_many_pixels(image)) {
+        g_object_unref(image);
+        return -1;
+    }
     int orientation = 1;
     if (vips_image_get_typeof(image, VIPS_META_ORIENTATION) != 0) {
         vips_image_get_int(image, VIPS_META_ORIENTATION, &orientation);
@@ -108,6 +137,17 @@ static inline int dongne_vips_thumbnail(const char *path, int side, int quality,
 // *out_height. For drawing in a terminal.
 static inline int dongne_vips_rgba(const char *path, const void *encoded, size_t encoded_length, int width,
                                    int height, void **pixels, int *out_width, int *out_height) {
+    int format = path != NULL ? dongne_vips_photo_format(path) : dongne_vips_buffer_format(encoded, encoded_length);
+    if (format == 0) {
+        vips_error("dongne", "not a JPEG, PNG, WebP or HEIC image");
+        return -1;
+    }
+    VipsImage *header = path != NULL ? vips_image_new_from_file(path, NULL)
+                                     : vips_image_new_from_buffer(encoded, encoded_length, "", NULL);
+    if (header == NULL) return -1;
+    int refused = dongne_vips_too_many_pixels(header);
+    g_object_unref(header);
+    if (refused) return -1;
     VipsImage *thumbnail = NULL;
     int result = path != NULL
         ? vips_thumbnail(path, &thumbnail, width, "height", height, NULL)

@@ -47,6 +47,20 @@ final class ArrivingMessages: Sendable {
         hold([Self.fields(document)], asLocalWrites: true)
     }
 
+    /// Holds a placeholder message, shown as a pending local write until ``removePlaceholder(_:in:)``: a photo
+    /// being prepared, which has no signed document yet.
+    func addPlaceholder(id: DocumentID, author: PublicKey, created: UInt64, message: Message) {
+        _ = hold([(id, author, created, .message(message))], asLocalWrites: true)
+    }
+
+    /// Forgets a placeholder.
+    func removePlaceholder(_ id: DocumentID, in channel: ChannelID) {
+        messages.withLock { messages in
+            messages[channel]?[id] = nil
+            if messages[channel]?.isEmpty == true { messages[channel] = nil }
+        }
+    }
+
     private static func fields(_ document: Document) -> HeldFields {
         (document.id, document.author, document.created, document.body)
     }

@@ -36,7 +36,10 @@ import DongneSystem
 ///    are `missing`, `fetching` or `available`) is local metadata, like `metadata`: its changes reach only
 ///    listeners with `includeMetadataChanges`, as `modified` changes of the message (at most every 250 ms while
 ///    chunks arrive, at once when the photo is whole). `Node.photoProgress(_:)` gives one photo's changes
-///    without a listener. Its test is in `PhotoTests.swift`.
+///    without a listener. A photo being sent shows at once as a placeholder (sentence 4): a pending write of a
+///    provisional id whose photo is `preparing`, with the file picked (a message's id is the hash of its signed
+///    bytes, which name the photo's manifest, which exists only once the photo is prepared); once it is, the
+///    real message is added and the placeholder removed. Their tests are in `PhotoTests.swift`.
 ///
 /// Listeners registered with the same query share one ``Observer``, so a change is computed once however
 /// many listeners watch it.

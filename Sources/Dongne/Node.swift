@@ -28,7 +28,7 @@ public final class Node: Sendable {
     let region: ChannelName?
     /// The current display name, readable from any thread.
     private let profile: Locked<String>
-    private let clock: MonotonicClock
+    let clock: MonotonicClock
     /// Set once ``stop()`` begins: periodic work ends.
     private let stopping = Locked(false)
     let network: LockedNetwork
@@ -102,7 +102,10 @@ public final class Node: Sendable {
         let node = Node(
             configuration: configuration, identity: identity, store: store, region: region, loop: loop,
             directoryLock: lock)
-        if try store.setting(Self.displayNameSetting) != Array(configuration.displayName.utf8) {
+        // A new name, or no profile of this node's stored (a store from before profiles were offered to peers).
+        if try store.setting(Self.displayNameSetting) != Array(configuration.displayName.utf8)
+            || store.latestProfile(of: node.publicKey) == nil
+        {
             try await node.setDisplayName(configuration.displayName)
         }
         try await node.startNetwork()
@@ -406,7 +409,7 @@ public final class Node: Sendable {
 
 /// The times of the documents a node signs: its clock, but never the same millisecond twice or backwards, so
 /// that its own writes keep the order they were made in (positions tie-break by random id otherwise).
-private final class MonotonicClock: Sendable {
+final class MonotonicClock: Sendable {
     private let clock: NodeClock
     private let last = Mutex<UInt64>(0)
 

@@ -22,9 +22,30 @@ extension Node {
         if let region, region.id != channel.id {
             throw DongneError.notYourRegion(channel: channel.name.value, region: region.value)
         }
-        let manifest = try await storePhoto(path, progress: progress)
-        progress(.sending)
-        return try await channel.send(.photo(manifest.hash))
+        // Latency compensation: a message's id is the hash of its signed bytes, which name the photo's manifest,
+        // which exists only once the photo is prepared. Until then listeners see a placeholder of a provisional
+        // id, a pending write whose photo is `preparing` with the file picked; then the real message is added
+        // and the placeholder removed.
+        let placeholder = DocumentID(BLAKE2b.hash256(Array(UUID().uuidString.utf8)))
+        let provisional = BlobHash(BLAKE2b.hash256(placeholder.bytes))
+        photos.addPlaceholder(provisional, file: path)
+        source.arriving.addPlaceholder(
+            id: placeholder, author: publicKey, created: clock.next(),
+            message: Message(channel: channel.id, senderName: displayName, content: .photo(provisional)))
+        await hub.showArriving(channels: [channel.id])
+        defer { photos.removePlaceholder(provisional) }
+        do {
+            let manifest = try await storePhoto(path, progress: progress)
+            progress(.sending)
+            source.arriving.removePlaceholder(placeholder, in: channel.id)
+            let id = try await channel.send(.photo(manifest.hash))
+            await hub.refresh(channels: [channel.id])
+            return id
+        } catch {
+            source.arriving.removePlaceholder(placeholder, in: channel.id)
+            await hub.refresh(channels: [channel.id])
+            throw error
+        }
     }
 
     /// Prepares the photo at `path` (upright, every metadata stripped, a thumbnail made) and stores it as one
@@ -115,9 +136,17 @@ extension Node {
     /// A photo message arrived in a joined channel: fetch the photo if it is small enough and its author has not
     /// used up their share of automatic fetching.
     func photoArrived(_ hash: BlobHash, by author: PublicKey) {
-        guard photos.entry(hash).held?.isComplete != true,
+        let entry = photos.entry(hash)
+        guard entry.held?.isComplete != true, !entry.isFetching,
             photos.mayFetchAutomatically(hash, by: author, budget: configuration.automaticPhotoBytesPerAuthor)
         else { return }
+        // A manifest stored already (a second message naming the photo, say) is charged now.
+        if let manifest = entry.manifest {
+            guard photos.chargeAutomatic(
+                manifest, budget: configuration.automaticPhotoBytesPerAuthor,
+                automaticLimit: configuration.automaticPhotoFetchBytes)
+            else { return }
+        }
         Task { await fetch(hash, sizeLimit: configuration.automaticPhotoFetchBytes) }
     }
 

@@ -243,7 +243,7 @@ actor PeerNetwork {
             case .storeBlobManifest(let manifest): storeManifest(manifest)
             case .storeBlobChunk(let blob, let index, let bytes): storeChunk(blob, index: index, bytes: bytes)
             case .blobProgress, .blobCompleted: continue  // availability follows what is durable, below
-            case .blobHeldBack(let blob): owner?.photos.setFetching(blob, false)
+            case .blobHeldBack(let blob), .blobAbandoned(let blob): owner?.photos.setFetching(blob, false)
             case .wake(let at): wake(at: at)
             }
         }
@@ -440,8 +440,9 @@ actor PeerNetwork {
 
     private func storeManifest(_ manifest: BlobManifest) {
         // A photo over the automatic size stops at its manifest anyway (the fetch core holds it back): not charged.
-        if let owner, manifest.size <= owner.configuration.automaticPhotoFetchBytes,
-            !owner.photos.chargeAutomatic(manifest, budget: owner.configuration.automaticPhotoBytesPerAuthor)
+        if let owner, !owner.photos.chargeAutomatic(
+            manifest, budget: owner.configuration.automaticPhotoBytesPerAuthor,
+            automaticLimit: owner.configuration.automaticPhotoFetchBytes)
         {
             handle(.cancelBlobFetch(manifest.hash))
             owner.photos.setFetching(manifest.hash, false)
@@ -468,7 +469,11 @@ actor PeerNetwork {
     /// A fetched chunk's storing ended: the fetch core may ask for more; listeners hear of the progress.
     private func chunkStored(_ blob: BlobHash, index: Int, _ result: Result<Void, StoreError>) {
         handle(.blobChunkStored(blob, index: index, success: (try? result.get()) != nil))
-        guard case .success = result, let owner else { return }
+        guard case .success = result, let owner else {
+            // Not stored (a full disk, say): the photo shows as missing, and is fetched again when asked for.
+            owner?.photos.setFetching(blob, false)
+            return
+        }
         if owner.photos.chunkStored(blob, index: index) {
             photosChanged(now: true)
             Task { await owner.evictPhotosOverBudget() }
@@ -643,7 +648,10 @@ actor PeerNetwork {
         var joined: Set<ChannelID>?
         for case .success(let (document, outcome)) in results where outcome == .stored {
             if case .profile(let profile) = document.body, let avatar = profile.avatar {
-                owner.photoArrived(avatar, by: document.author)  // an avatar: fetched like a photo
+                // An avatar is fetched like a photo: only the author's current one.
+                if (try? store.latestProfile(of: document.author)) == document.id {
+                    owner.photoArrived(avatar, by: document.author)
+                }
                 continue
             }
             guard case .message(let message) = document.body, case .photo(let hash) = message.content else { continue }

@@ -18,6 +18,8 @@ final class PhotoLibrary: Sendable {
         /// Bytes of each author's photos fetched automatically in this run, and whose each such fetch is.
         var automaticBytes: [PublicKey: Int] = [:]
         var automaticAuthor: [BlobHash: PublicKey] = [:]
+        /// Placeholders of photos being prepared to send, by their provisional names: the files picked.
+        var preparing: [BlobHash: String] = [:]
         var watchers: [BlobHash: [UInt64: AsyncStream<PhotoAvailability>.Continuation]] = [:]
         var nextWatcher: UInt64 = 0
     }
@@ -49,9 +51,19 @@ final class PhotoLibrary: Sendable {
 
     /// What a snapshot shows of the photo.
     func snapshot(_ hash: BlobHash) -> PhotoSnapshot {
+        if let file = state.withLock({ $0.preparing[hash] }) {
+            return PhotoSnapshot(hash: hash, info: nil, availability: .preparing, localFile: file)
+        }
         let entry = entry(hash)
-        return PhotoSnapshot(hash: hash, info: entry.manifest.map(PhotoInfo.init), availability: Self.availability(entry))
+        return PhotoSnapshot(
+            hash: hash, info: entry.manifest.map(PhotoInfo.init), availability: Self.availability(entry), localFile: nil)
     }
+
+    /// A placeholder's provisional name for a photo being prepared from `file`.
+    func addPlaceholder(_ hash: BlobHash, file: String) { state.withLock { $0.preparing[hash] = file } }
+
+    /// The placeholder is replaced (or its photo failed).
+    func removePlaceholder(_ hash: BlobHash) { state.withLock { _ = $0.preparing.removeValue(forKey: hash) } }
 
     /// Reads the photo's picture from the store again (after the node stored it itself).
     func reload(_ hash: BlobHash) {
@@ -80,11 +92,13 @@ final class PhotoLibrary: Sendable {
         }
     }
 
-    /// Counts a fetched manifest's size against its author's automatic budget; false when the photo takes the
-    /// author past it (its fetch is to stop at the manifest).
-    func chargeAutomatic(_ manifest: BlobManifest, budget: Int) -> Bool {
+    /// Counts a manifest's size against its author's automatic budget when its photo is being fetched
+    /// automatically; false when the photo takes the author past it (its fetch is to stop at the manifest). A
+    /// photo over `automaticLimit` is not fetched automatically at all: not charged.
+    func chargeAutomatic(_ manifest: BlobManifest, budget: Int, automaticLimit: Int) -> Bool {
         state.withLock { state in
             guard let author = state.automaticAuthor.removeValue(forKey: manifest.hash) else { return true }
+            guard manifest.size <= automaticLimit else { return true }
             let used = state.automaticBytes[author, default: 0] + manifest.size
             guard used <= budget else { return false }
             state.automaticBytes[author] = used

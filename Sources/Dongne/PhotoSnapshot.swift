@@ -1,5 +1,8 @@
 /// Whether a photo's bytes are on this node: local metadata, not part of the signed message.
 public enum PhotoAvailability: Hashable, Sendable {
+    /// A photo this user is sending, still being prepared (turned upright, stripped, stored): its message is a
+    /// placeholder, replaced by the real one once the photo is ready (see ``PhotoSnapshot/localFile``).
+    case preparing
     /// Not stored (a photo over the automatic-fetch size, say, until someone asks for it).
     case missing
     /// Being fetched from peers: the share of its chunks stored so far, 0 to 1.
@@ -38,4 +41,7 @@ public struct PhotoSnapshot: Hashable, Sendable {
     public let info: PhotoInfo?
     /// Whether the photo's bytes are here.
     public let availability: PhotoAvailability
+    /// For a photo this user is sending and that is still being prepared, the file they picked: what an app
+    /// shows at once, before the photo has a manifest.
+    public let localFile: String?
 }

@@ -379,7 +379,7 @@ public struct Simulation {
                 answers.append(.blobChunkStored(hash, index: index, success: true))
             case .blobCompleted:
                 if node == scenario.blob?.fetcher, blobFetched == nil { blobFetched = time - scenario.warmUp }
-            case .acknowledged, .reconciled, .remember, .notify, .blobProgress, .blobHeldBack:
+            case .acknowledged, .reconciled, .remember, .notify, .blobProgress, .blobHeldBack, .blobAbandoned:
                 continue
             }
         }

@@ -86,7 +86,28 @@ extension Store {
                 throw .sqlite(error)
             }
         }
-        reader = try ChunkReader(path: path)
+        do {
+            try await storeChunks(of: path, as: manifest)
+        } catch {
+            // A photo half stored is of no use to anyone, and as the user's own it would never be evicted.
+            try? await blobs.write { connection throws(StoreError) in
+                do throws(SQLiteError) {
+                    let incomplete = "SELECT 1 FROM blob_manifests WHERE hash = ?1 AND held < chunk_count"
+                    try connection.statement("DELETE FROM blob_chunks WHERE blob = ?1 AND EXISTS (\(incomplete))")
+                        .bind(.blob(manifest.hash.bytes)).run()
+                    try connection.statement("DELETE FROM blob_manifests WHERE hash = ?1 AND held < chunk_count")
+                        .bind(.blob(manifest.hash.bytes)).run()
+                } catch { throw .sqlite(error) }
+            }
+            throw error
+        }
+        return manifest
+    }
+
+    /// The second pass of ``importBlob(file:mediaType:width:height:thumbnail:at:)``: every chunk, checked against
+    /// the manifest made in the first, in transactions of ``chunksPerImportTransaction``.
+    private func storeChunks(of path: String, as manifest: BlobManifest) async throws {
+        var reader = try ChunkReader(path: path)
         var index = 0
         while true {
             var rows: [(Int, [UInt8])] = []
@@ -106,7 +127,6 @@ extension Store {
                 } catch { throw .sqlite(error) }
             }
         }
-        return manifest
     }
 
     /// Writes a stored blob to a file, a chunk at a time (created with mode 0644, replacing any file there).
@@ -120,11 +140,16 @@ extension Store {
         }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
-        for index in manifest.chunks.indices {
-            guard let chunk = try blobChunk(hash, index: index) else {
-                throw StoreError.file(path: path, reason: "chunk \(index) of the photo is not stored yet")
+        do {
+            for index in manifest.chunks.indices {
+                guard let chunk = try blobChunk(hash, index: index) else {
+                    throw StoreError.file(path: path, reason: "chunk \(index) of the photo is not stored yet")
+                }
+                try handle.write(contentsOf: chunk)
             }
-            try handle.write(contentsOf: chunk)
+        } catch {
+            try? FileManager.default.removeItem(atPath: path)  // no partial photo left behind
+            throw error
         }
     }
 

@@ -124,7 +124,7 @@ extension Session {
             var quarter = 0
             for await availability in node.photoProgress(hash) {
                 switch availability {
-                case .missing:
+                case .missing, .preparing:
                     continue
                 case .fetching(let share):
                     let reached = Int(share * 4)

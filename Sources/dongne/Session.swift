@@ -365,7 +365,9 @@ final class Session: Sendable {
         let today = self.today()
         let name = state.feeds[channel]?.name.value ?? ""
         var markerDue = marker.map { mark in messages.contains { $0.position <= mark } } ?? false
-        for message in messages {
+        // A photo of the user's still being prepared is a placeholder: its lines of progress say it; the real
+        // message prints once it replaces it.
+        for message in messages where message.photo?.availability != .preparing {
             if markerDue, let marker, message.position > marker {
                 console.write(ConsoleLine(text: "-- new since you last looked --", event: "marker"))
                 markerDue = false

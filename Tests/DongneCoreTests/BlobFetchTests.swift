@@ -76,4 +76,71 @@ import Testing
         let wrong = fetch.handle(.received(.chunk(manifest.hash, index: 1, bytes: chunks[3]), from: peer), now: 2)
         #expect(wrong.contains(.misbehaved(peer, reason: "a chunk that does not match its name")))
     }
+
+    static func manifest(_ seed: UInt64, chunks: Int) throws -> (BlobManifest, [[UInt8]]) {
+        var generator = SplitMix64(seed: seed)
+        let parts = (0..<chunks).map { _ in
+            (0..<BlobLimits.chunkBytes).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        }
+        let manifest = try BlobManifest(
+            mediaType: "image/png", size: chunks * BlobLimits.chunkBytes, chunks: parts.map(BlobChunk.name(of:)),
+            width: 1, height: 1, thumbnail: [1])
+        return (manifest, parts)
+    }
+
+    @Test func aBlobNoPeerHoldsIsAskedForAgainThenAbandoned() throws {
+        let (manifest, _) = try Self.manifest(1, chunks: 2)
+        var fetch = BlobFetchInstance()
+        let peer = PeerID(1)
+        _ = fetch.handle(.peerJoined(peer), now: 0)
+        let first = fetch.handle(.fetch(manifest.hash, manifest: nil, held: []), now: 0)
+        #expect(first.contains(.send(.blobWant(manifest.hash), to: peer)))
+        // The answer was lost (a budget ignores a request unanswered): asked again at the next round.
+        let again = fetch.handle(.tick, now: 2_000)
+        #expect(again.contains(.send(.blobWant(manifest.hash), to: peer)))
+        _ = fetch.handle(.received(.blobHave(manifest.hash, manifest: [], held: []), from: peer), now: 2_001)
+        let end = fetch.handle(.tick, now: 30_000)
+        #expect(end.contains(.abandoned(manifest.hash)))
+        #expect(!fetch.isFetching(manifest.hash) && fetch.nextWake == nil)
+    }
+
+    @Test func everyPlaceFreedGoesToAWaitingFetchAndTheQueueIsBounded() throws {
+        var settings = BlobFetchInstance.Settings()
+        settings.maximumFetches = 1
+        settings.maximumWaiting = 2
+        var fetch = BlobFetchInstance(settings: settings)
+        let blobs = try (0..<4).map { try Self.manifest(UInt64(10 + $0), chunks: 1).0 }
+        _ = fetch.handle(.fetch(blobs[0].hash, manifest: nil, held: []), now: 0)
+        // Two wait: one complete already (all its chunks stored), one not.
+        _ = fetch.handle(.fetch(blobs[1].hash, manifest: blobs[1], held: [0]), now: 0)
+        _ = fetch.handle(.fetch(blobs[2].hash, manifest: nil, held: []), now: 0)
+        #expect(fetch.handle(.fetch(blobs[3].hash, manifest: nil, held: []), now: 0).contains(.abandoned(blobs[3].hash)))
+        let ended = fetch.handle(.cancel(blobs[0].hash), now: 1)
+        #expect(ended.contains(.completed(blobs[1].hash)), "the first waiting ends at once")
+        #expect(fetch.isFetching(blobs[2].hash) && fetch.activeFetches == [blobs[2].hash], "so the next starts too")
+    }
+
+    @Test func aBlobHaveSayingAChunkIsNotHeldFreesItsRequestAtOnce() throws {
+        let (manifest, _) = try Self.manifest(2, chunks: 3)
+        var fetch = BlobFetchInstance()
+        let peer = PeerID(1)
+        _ = fetch.handle(.peerJoined(peer), now: 0)
+        _ = fetch.handle(.fetch(manifest.hash, manifest: manifest, held: []), now: 0)
+        _ = fetch.handle(
+            .received(.blobHave(manifest.hash, manifest: manifest.bytes, held: HeldChunks.all(3).bytes), from: peer),
+            now: 1)
+        #expect(fetch.window(of: peer)?.open == 3)
+        let corrected = HeldChunks(count: 3, indexes: [0]).bytes
+        _ = fetch.handle(.received(.blobHave(manifest.hash, manifest: manifest.bytes, held: corrected), from: peer), now: 2)
+        #expect(fetch.window(of: peer)?.open == 1, "only the request for chunk 0 stays open")
+    }
+
+    @Test func messagesAboutBlobsNotBeingFetchedChangeNothing() throws {
+        let (manifest, parts) = try Self.manifest(3, chunks: 1)
+        var fetch = BlobFetchInstance()
+        let peer = PeerID(1)
+        _ = fetch.handle(.peerJoined(peer), now: 0)
+        #expect(fetch.handle(.received(.chunk(manifest.hash, index: 0, bytes: parts[0]), from: peer), now: 1).isEmpty)
+        #expect(fetch.handle(.received(.blobHave(manifest.hash, manifest: [], held: []), from: peer), now: 1).isEmpty)
+    }
 }

@@ -40,6 +40,45 @@ import DongneSystem
         #expect(tags["Orientation"] == nil && tags["ImageWidth"] as? Int == 480)
     }
 
+    /// Sentence 4 of the listener contract for photos: the sender's listeners see the message at once.
+    @Test func theSendersListenersSeeAPlaceholderWithTheFileAtOnceThenTheMessage() async throws {
+        let fixture = try PhotoFixture.jpeg(width: 1200, height: 900, gps: true)
+        defer { fixture.remove() }
+        let node = try await TestNode.start()
+        defer { node.stop() }
+        let channel = try await node.node.join("서울특별시")
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try channel.messages.addSnapshotListener(recorder.callback)
+        defer { registration.remove() }
+        #expect(await recorder.waitFor(1))
+        let seenWhilePreparing = Locked<[PhotoSnapshot]>([])
+        let id = try await channel.send(photo: fixture.path) { step in
+            if step == .sending { seenWhilePreparing.set(recorder.all.flatMap(\.documents).compactMap(\.photo)) }
+        }
+        let placeholder = try #require(seenWhilePreparing.get().first, "shown before the photo was ready")
+        #expect(placeholder.availability == .preparing && placeholder.localFile == fixture.path)
+        #expect(recorder.all.dropFirst().first?.documents.first?.metadata.hasPendingWrites == true)
+        let last = try #require(recorder.last)
+        #expect(last.documents.map(\.id) == [id], "the placeholder is replaced by the message")
+        #expect(last.documents.first?.photo?.availability == .available)
+        #expect(last.documents.first?.photo?.localFile == nil)
+    }
+
+    @Test func aPhotoThatCannotBePreparedTakesItsPlaceholderAway() async throws {
+        let node = try await TestNode.start()
+        defer { node.stop() }
+        let channel = try await node.node.join("서울특별시")
+        let recorder = Recorder<MessageSnapshot>()
+        let registration = try channel.messages.addSnapshotListener(recorder.callback)
+        defer { registration.remove() }
+        #expect(await recorder.waitFor(1))
+        let text = node.directory + "/notes.txt"
+        try Data("not a photo".utf8).write(to: URL(fileURLWithPath: text))
+        await #expect(throws: DongneError.photo(.notAnImage(path: text))) { try await channel.send(photo: text) }
+        #expect(recorder.all.contains { $0.documents.first?.photo?.availability == .preparing })
+        #expect(recorder.last?.documents.isEmpty == true, "gone again")
+    }
+
     /// Sentence 11 of the listener contract: a photo's availability is metadata.
     @Test func availabilityReachesOnlyListenersOfMetadataChanges() async throws {
         let fixture = try PhotoFixture.jpeg(width: 320, height: 240, gps: false)

@@ -18,8 +18,13 @@ public struct BlobFetchInstance: Sendable {
         public var chunkTimeout: UInt64 = 3_000
         /// While a fetch lacks its manifest or chunks no peer is known to hold, peers are asked again this often.
         public var askInterval: UInt64 = 2_000
-        /// Blobs fetched at once; more wait for one of them to end.
+        /// Blobs fetched at once; more wait for one of them to end, up to ``maximumWaiting`` (beyond, a new fetch
+        /// is abandoned at once).
         public var maximumFetches = 16
+        public var maximumWaiting = 256
+        /// A fetch that has gained nothing (no manifest, no chunk) for this long is abandoned: no peer holds the
+        /// blob (it was never sent, or its holders are gone), and it gives its place to the next.
+        public var abandonAfter: UInt64 = 30_000
         /// Chunks asked for or received and not yet confirmed stored, at most (all peers and blobs together): no
         /// chunk is asked for beyond it, so that a disk slower than the network holds up the peers, not the
         /// memory (64 chunks are 3 MiB).
@@ -63,6 +68,9 @@ public struct BlobFetchInstance: Sendable {
         case completed(BlobHash)
         /// The manifest is stored and the blob is larger than the fetch's size limit: the fetch is over.
         case heldBack(BlobHash)
+        /// No peer has brought anything of the blob for ``Settings/abandonAfter`` (or too many fetches wait): the
+        /// fetch is over, and may be started again later.
+        case abandoned(BlobHash)
         /// The peer sent bytes that do not hash to the name they were asked for: cut it off.
         case misbehaved(PeerID, reason: String)
         /// Deliver ``Event/tick`` at this time (or earlier).
@@ -92,8 +100,8 @@ public struct BlobFetchInstance: Sendable {
         var requests: [Int: Request] = [:]
         /// What each peer said it holds (`HeldChunks` with no chunk for a peer that holds none).
         var holders: [PeerID: HeldChunks] = [:]
-        /// Peers asked whose answers are awaited, and peers known to hold nothing of it.
-        var asked: Set<PeerID> = []
+        /// When the fetch last gained something (its manifest, a chunk), or started.
+        var lastProgress: UInt64
         /// Peers a chunk timed out with: asked for it again only when no other holder is left.
         var slow: [Int: Set<PeerID>] = [:]
         var nextAsk: UInt64
@@ -129,7 +137,11 @@ public struct BlobFetchInstance: Sendable {
         case .cancel(let blob): end(blob)
         case .peerJoined(let peer): join(peer)
         case .peerLeft(let peer): leave(peer)
-        case .received(let message, let peer): receive(message, from: peer)
+        case .received(let message, let peer):
+            guard receive(message, from: peer) else {
+                defer { output = [] }
+                return output
+            }
         case .stored(let blob, let index, let success): stored(blob, index: index, success: success)
         case .tick: tick()
         }
@@ -155,10 +167,11 @@ public struct BlobFetchInstance: Sendable {
     private mutating func fetch(_ blob: BlobHash, manifest: BlobManifest?, held: [Int], sizeLimit: Int) {
         guard !isFetching(blob) else { return }
         guard fetches.count < settings.maximumFetches else {
+            guard waiting.count < settings.maximumWaiting else { return output.append(.abandoned(blob)) }
             return waiting.append((blob, manifest, held, sizeLimit))
         }
         var fetch = Fetch(
-            sizeLimit: sizeLimit, manifest: nil, held: nil, heldBeforeManifest: held,
+            sizeLimit: sizeLimit, manifest: nil, held: nil, heldBeforeManifest: held, lastProgress: now,
             nextAsk: now + settings.askInterval)
         if let manifest { learn(manifest, into: &fetch) }
         if fetch.held?.isComplete == true { return output.append(.completed(blob)) }
@@ -179,7 +192,8 @@ public struct BlobFetchInstance: Sendable {
         guard let fetch = fetches.removeValue(forKey: blob) else { return }
         order.removeAll { $0 == blob }
         for request in fetch.requests.values { sources[request.peer]?.open -= 1 }
-        if !waiting.isEmpty {
+        // Every place free goes to the next waiting: one that ends at once (held back, complete) makes room again.
+        while fetches.count < settings.maximumFetches, !waiting.isEmpty {
             let next = waiting.removeFirst()
             self.fetch(next.blob, manifest: next.manifest, held: next.held, sizeLimit: next.sizeLimit)
         }
@@ -197,14 +211,12 @@ public struct BlobFetchInstance: Sendable {
         guard sources.removeValue(forKey: peer) != nil else { return }
         for blob in order {
             fetches[blob]?.holders[peer] = nil
-            fetches[blob]?.asked.remove(peer)
             let kept = fetches[blob]?.requests.filter { $0.value.peer != peer } ?? [:]
             fetches[blob]?.requests = kept
         }
     }
 
     private mutating func ask(_ peer: PeerID, about blob: BlobHash) {
-        fetches[blob]?.asked.insert(peer)
         output.append(.send(.blobWant(blob), to: peer))
     }
 
@@ -215,30 +227,38 @@ public struct BlobFetchInstance: Sendable {
 
     // MARK: Receiving
 
-    private mutating func receive(_ message: GossipMessage, from peer: PeerID) {
-        guard sources[peer] != nil else { return }
+    /// Whether the message changed anything requests depend on (most a peer could send unasked change
+    /// nothing, and cost a look-up).
+    private mutating func receive(_ message: GossipMessage, from peer: PeerID) -> Bool {
+        guard sources[peer] != nil else { return false }
         switch message {
-        case .blobHave(let blob, let manifest, let held): have(blob, manifest: manifest, held: held, from: peer)
-        case .chunk(let blob, let index, let bytes): arrived(blob, index: index, bytes: bytes, from: peer)
+        case .blobHave(let blob, let manifest, let held):
+            guard fetches[blob] != nil else { return false }
+            have(blob, manifest: manifest, held: held, from: peer)
+            return true
+        case .chunk(let blob, let index, let bytes):
+            guard fetches[blob]?.manifest != nil else { return false }
+            arrived(blob, index: index, bytes: bytes, from: peer)
+            return true
         case .batch, .acknowledge, .channels, .reconcile, .request, .reconciled, .datagrams, .blobWant,
             .chunkRequest:
-            return
+            return false
         }
     }
 
     private mutating func have(_ blob: BlobHash, manifest bytes: [UInt8], held bitmap: [UInt8], from peer: PeerID) {
         guard var fetch = fetches[blob] else { return }
-        fetch.asked.remove(peer)
         guard !bytes.isEmpty else {
             fetch.holders[peer] = HeldChunks(count: 0)
             fetches[blob] = fetch
-            return
+            return dropRequests(of: blob, to: peer, notIn: nil)
         }
         if fetch.manifest == nil {
             guard BlobManifest.hash(of: bytes) == blob, let manifest = try? BlobManifest(parsing: bytes) else {
                 return misbehaved(peer, "a manifest that does not match its name")
             }
             learn(manifest, into: &fetch)
+            fetch.lastProgress = now
             output.append(.storeManifest(manifest))
             if manifest.size > fetch.sizeLimit {
                 fetches[blob] = fetch
@@ -251,6 +271,17 @@ public struct BlobFetchInstance: Sendable {
         else { return misbehaved(peer, "a blob answer that does not match its manifest") }
         fetch.holders[peer] = held
         fetches[blob] = fetch
+        dropRequests(of: blob, to: peer, notIn: held)
+    }
+
+    /// Requests to a peer for chunks it says it does not hold are dropped at once (its `blob have` answers
+    /// them, PROTOCOL.md §3.4), rather than timing out.
+    private mutating func dropRequests(of blob: BlobHash, to peer: PeerID, notIn held: HeldChunks?) {
+        guard let requests = fetches[blob]?.requests else { return }
+        for (index, request) in requests where request.peer == peer && held?.contains(index) != true {
+            fetches[blob]?.requests[index] = nil
+            sources[peer]?.open -= 1
+        }
     }
 
     private mutating func arrived(_ blob: BlobHash, index: Int, bytes: [UInt8], from peer: PeerID) {
@@ -267,6 +298,7 @@ public struct BlobFetchInstance: Sendable {
         fetch.held?.insert(index)
         fetch.holders[peer]?.insert(index)
         fetch.slow[index] = nil
+        fetch.lastProgress = now
         fetches[blob] = fetch
         unstored.insert(ChunkKey(blob: blob, index: index))
         output.append(.storeChunk(blob, index: index, bytes: bytes))
@@ -305,17 +337,23 @@ public struct BlobFetchInstance: Sendable {
                 }
             }
             fetches[blob] = fetch
-            if now >= fetch.nextAsk { askAgain(blob) }
+            if now >= fetch.lastProgress + settings.abandonAfter {
+                output.append(.abandoned(blob))
+                end(blob)
+            } else if now >= fetch.nextAsk {
+                askAgain(blob)
+            }
         }
     }
 
-    /// Asks again the peers that may have gained what the fetch lacks: while the manifest is unknown, those that
-    /// answered nothing or hold nothing; afterwards those that do not hold every chunk still missing.
+    /// Asks again the peers that may have gained what the fetch lacks (or whose answer was lost: a request over
+    /// a peer's budget is ignored, not answered): while the manifest is unknown, every peer; afterwards those
+    /// not known to hold every chunk still missing.
     private mutating func askAgain(_ blob: BlobHash) {
         guard let fetch = fetches[blob] else { return }
         fetches[blob]?.nextAsk = now + settings.askInterval
         let missing = fetch.held?.missing ?? []
-        for peer in sources.keys.sorted() where !fetch.asked.contains(peer) {
+        for peer in sources.keys.sorted() {
             guard let held = fetch.holders[peer], fetch.manifest != nil else {
                 ask(peer, about: blob)
                 continue
@@ -335,7 +373,8 @@ public struct BlobFetchInstance: Sendable {
             var wanted = held.missing.filter { fetch.requests[$0] == nil }
             guard !wanted.isEmpty else { continue }
             for peer in sources.keys.sorted() {
-                guard let holds = fetch.holders[peer], var source = sources[peer], source.open < source.window
+                guard let holds = fetch.holders[peer], holds.heldCount > 0, var source = sources[peer],
+                    source.open < source.window
                 else { continue }
                 var picked: [Int] = []
                 for index in wanted where source.open < source.window && room > 0 {
@@ -368,7 +407,9 @@ public struct BlobFetchInstance: Sendable {
         var earliest: UInt64?
         for blob in order {
             guard let fetch = fetches[blob] else { continue }
-            let due = fetch.requests.values.map(\.deadline).min().map { min($0, fetch.nextAsk) } ?? fetch.nextAsk
+            let due = min(
+                fetch.requests.values.map(\.deadline).min() ?? .max, fetch.nextAsk,
+                fetch.lastProgress + settings.abandonAfter)
             earliest = min(earliest ?? due, due)
         }
         return earliest

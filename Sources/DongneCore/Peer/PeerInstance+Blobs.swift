@@ -33,6 +33,7 @@ extension PeerInstance {
             case .progress(let blob, let held, let count): output.append(.blobProgress(blob, held: held, of: count))
             case .completed(let blob): output.append(.blobCompleted(blob))
             case .heldBack(let blob): output.append(.blobHeldBack(blob))
+            case .abandoned(let blob): output.append(.blobAbandoned(blob))
             case .misbehaved(let peer, let reason): closeForMisbehaviour(peer, reason)
             case .wake: break  // read below, after any event the directives above caused
             }

@@ -115,6 +115,8 @@ public struct PeerInstance: Sendable {
         case blobCompleted(BlobHash)
         /// A fetch stopped at the manifest: the blob is larger than its size limit.
         case blobHeldBack(BlobHash)
+        /// A fetch gave up: no peer brought anything of the blob for a while.
+        case blobAbandoned(BlobHash)
         /// Deliver ``Event/timer`` at this time (replaces any earlier request).
         case wake(at: UInt64)
     }
