@@ -3,6 +3,7 @@
 // libvips, for photos. Its API is variadic (options as name/value pairs ending in NULL), which Swift cannot
 // call: each call dongne makes is wrapped here in a static inline function with fixed arguments.
 #include <malloc.h>
+#include <stdlib.h>
 #include <string.h>
 #include <vips/vips.h>
 
@@ -13,9 +14,11 @@ static inline void dongne_fix_mmap_threshold(int bytes) { mallopt(M_MMAP_THRESHO
 // would only hold memory) and one worker thread per operation (a node shares the machine with its user).
 // A photo that must turn (most phones write upright pixels and an orientation tag) is decoded whole first:
 // beyond 8 MB of pixels into a temporary file, not memory (libvips' default is 100 MB), unless the user's
-// VIPS_DISC_THRESHOLD says otherwise.
+// VIPS_DISC_THRESHOLD says otherwise. libvips reads it from the environment only, and setting the
+// environment is safe only while one thread runs: a program calls this first thing, before any other thread.
+static inline void dongne_vips_prefer_disc_for_large_images(void) { setenv("VIPS_DISC_THRESHOLD", "8m", 0); }
+
 static inline int dongne_vips_start(void) {
-    g_setenv("VIPS_DISC_THRESHOLD", "8m", FALSE);
     if (VIPS_INIT("dongne") != 0) return -1;
     // Loaders libvips marks as unsafe for untrusted input (ImageMagick, PDF, …) are never used: a photo from a
     // peer is untrusted input.

@@ -4,6 +4,10 @@ import Foundation
 
 // dongne: start a node and talk in its REPL. See CommandLineOptions.usage and Command.help.
 
+// Before any other thread exists (it sets an environment variable and a malloc parameter): photos with bounded
+// memory.
+Vips.prepareProcessForPhotos()
+
 func fail(_ message: String, status: Int32) -> Never {
     FileHandle.standardError.write(Data("dongne: \(message)\n".utf8))
     exit(status)

@@ -225,6 +225,34 @@ import DongneSystem
         #expect(try PhotoFixture.exif(saved).keys.filter { $0.hasPrefix("GPS") }.isEmpty)
     }
 
+    @Test func aPhotoLargerThanABlobMayBeOncepreparedIsRefusedAndNothingIsStored() async throws {
+        // 3,400 × 3,400 random pixels: 34.7 MB that no PNG encoder shrinks.
+        let raw = NSTemporaryDirectory() + "dongne-oversize-\(UUID().uuidString).ppm"
+        let png = raw + ".png"
+        defer { for path in [raw, png] { try? FileManager.default.removeItem(atPath: path) } }
+        var generator = SplitMix64(seed: 5)
+        var bytes = Array("P6\n3400 3400\n255\n".utf8)
+        bytes.reserveCapacity(bytes.count + 3_400 * 3_400 * 3)
+        for _ in 0..<(3_400 * 3_400 * 3 / 8) {
+            withUnsafeBytes(of: generator.next()) { bytes.append(contentsOf: $0) }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: raw))
+        try PhotoFixture.run("/usr/bin/vips", ["copy", raw, png + "[compression=0]"])
+        let node = try await TestNode.start()
+        defer { node.stop() }
+        let channel = try await node.node.join("서울특별시")
+        await #expect {
+            try await channel.send(photo: png)
+        } throws: { error in
+            guard case DongneError.photo(.tooLarge(let size, let limit)) = error else { return false }
+            return size > limit && limit == BlobLimits.maximumBlobBytes
+                && "\(error)".contains("the most a photo may be is 32 MiB")
+        }
+        #expect(try node.node.store.blobUsage() == (0, 0), "nothing stored")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: node.directory).allSatisfy { !$0.hasPrefix("prepared-") },
+            "the prepared file is gone")
+    }
+
     @Test func aFileThatIsNotAPhotoIsRefusedWithAClearError() async throws {
         let node = try await TestNode.start()
         defer { node.stop() }

@@ -38,7 +38,8 @@ import DongneTestSupport
         let chat = try await TerminalChat()
         defer { chat.close() }
         try chat.terminal.keys("한 번만 보여요", enter: true)
-        #expect(await chat.terminal.waitFor { $0.contains { $0.hasSuffix("한 번만 보여요") } })
+        // The message's line (`#ref HH:MM …`), not the prompt's while the text is still being typed there.
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("#") && $0.hasSuffix("한 번만 보여요") } })
         let screen = try chat.terminal.screen()
         #expect(screen.filter { $0.contains("한 번만 보여요") }.count == 1, "\(screen)")
         #expect(screen.last == "[서울특별시]")
