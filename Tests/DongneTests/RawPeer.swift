@@ -16,8 +16,8 @@ final class RawPeer: @unchecked Sendable {
     static let loop = try! EventLoop(name: "test-raw-peers")
 
     /// A session with the node on `port`, dialled from the loopback address `host` (the node budgets each host:
-    /// a test that plays many peers gives each its own). `keepsAlive`: whether it answers the node's keepalives,
-    /// as a live peer does (else the node closes it after 6 s of silence, which a test step on a loaded machine
+    /// a test that plays many peers gives each its own). `keepsAlive`: whether it answers the node's keepalives
+    /// and acknowledges its batches, as a live peer does (else the node closes it after 6 s of silence, which a test step on a loaded machine
     /// can outlast).
     ///
     /// The whole handshake runs on `loop`, from the moment the dial completes: waiting for this task to resume
@@ -75,7 +75,12 @@ final class RawPeer: @unchecked Sendable {
                 case .deliver(let bytes):
                     guard let message = try? GossipMessage(wireBytes: bytes) else { continue }
                     lock.withLock { received.append(message) }
-                    if keepsAlive, message == .acknowledge([]) { send(.acknowledge([])) }
+                    guard keepsAlive else { continue }
+                    // As a live peer: a keepalive answered, a batch acknowledged (the node offers its profile
+                    // to every new session, and resends a batch until it is acknowledged, sending no keepalive
+                    // meanwhile).
+                    if message == .acknowledge([]) { send(.acknowledge([])) }
+                    if case .batch(let sequence, _, _, _) = message { send(.acknowledge([sequence])) }
                 case .close: lock.withLock { closed = true }
                 }
             }
