@@ -77,7 +77,7 @@ extension Connection {
                 .blob(document.author.bytes), profile.avatar.map { .blob($0.bytes) } ?? .null,
                 .integer(Int64(document.created)), .blob(document.id.bytes)
             ).run()
-        case .direct, .receipt, .unknown:
+        case .direct, .receipt, .sealed, .unknown:
             break
         }
     }

@@ -22,6 +22,7 @@ public enum DocumentVectors {
                 "signature": .string(Hex.encode(Document.signaturePrefix)),
                 "channelID": .string(Hex.encode(ChannelName.idPrefix)),
                 "identityStamp": .string(Hex.encode(IdentityStamp.prefix)),
+                "directSpace": .string(Hex.encode(DirectSpace.idPrefix)),
             ]),
             "keys": .array(
                 VectorKeys.named.map { name, key in
@@ -33,6 +34,15 @@ public enum DocumentVectors {
                         "stampStrength": .integer(UInt64(key.stampStrength)),
                     ])
                 }),
+            "directSpace": .object([
+                "id": .string(Hex.encode(DirectSpace.id.bytes)),
+                "paddedSizes": .array(DirectSpace.paddedSizes.map { .integer(UInt64($0)) }),
+                "wrapperSeed": .string(Hex.encode(VectorKeys.wrapper.seedBytes)),
+                "ephemeralSeeds": .array([
+                    .string(Hex.encode(VectorKeys.ephemeralSeeds.recipient)),
+                    .string(Hex.encode(VectorKeys.ephemeralSeeds.author)),
+                ]),
+            ]),
             "channels": .array(try channelVectors()),
             "valid": .array(try ValidVectors.all().map { name, document in validVector(name, document) }),
             "invalid": .array(
@@ -67,8 +77,9 @@ public enum DocumentVectors {
             "signature": .string(Hex.encode(document.signature.bytes)),
             "fields": .object(VectorFields.describe(document)),
         ]
-        if case .direct(let direct) = document.body, case .text(let text)? = direct.open(with: VectorKeys.bob) {
-            vector["sealedContent"] = .object(["text": .string(text)])
+        if let (inner, recipient) = ValidVectors.envelopeContents[name] {
+            vector["sealedTo"] = .string(recipient)
+            vector["inner"] = .string(inner)
         }
         return .object(vector)
     }

@@ -106,9 +106,17 @@ enum InvalidVectors {
             RawMap.channel(name: "서울특별시").with(4, .bytes(ValidVectors.gyeonggi.id.bytes)))
         add("signed-by-another-key", "bad-signature", RawMap.message(), by: VectorKeys.bob)
         add("signature-bit-flipped", "bad-signature", Array(valid.dropLast()) + [valid.last! ^ 0x01])
+        add("direct-photo-without-key", "missing-field", RawMap.direct(content: 10, .bytes(ValidVectors.photo.bytes)))
+        add("direct-text-with-photo-key", "unexpected-field", RawMap.direct().with(12, .bytes(VectorKeys.photoKey)))
+        add("receipt-reads-nothing", "size-out-of-range", RawMap.receipt(count: 0), by: VectorKeys.bob)
+        add("receipt-reads-65", "size-out-of-range", RawMap.receipt(count: 65), by: VectorKeys.bob)
+        add("sealed-box-not-padded", "size-not-padded", RawMap.sealed(boxSize: 600), by: VectorKeys.wrapper)
         add(
-            "direct-sealed-too-short", "size-out-of-range",
-            RawMap.direct(sealedForRecipient: [UInt8](repeating: 1, count: 48)))
+            "sealed-created-not-whole-hour", "created-not-whole-hour",
+            RawMap.sealed().with(3, .unsigned(ValidVectors.baseTime)), by: VectorKeys.wrapper)
+        add(
+            "sealed-outside-direct-space", "channel-id-mismatch",
+            RawMap.sealed().with(4, .bytes(ValidVectors.seoul.id.bytes)), by: VectorKeys.wrapper)
         add(
             "location-three-items", "wrong-type",
             RawMap.message(content: 11, .array([.float(37), .float(127), .float(0)])))
@@ -210,8 +218,20 @@ struct RawMap {
         return header(kind: 1, channel: ChannelID(id)).with(8, .text(name))
     }
 
-    static func direct(sealedForRecipient: [UInt8]) -> RawMap {
-        header(kind: 6).with(8, .bytes(VectorKeys.bob.publicKey.bytes)).with(9, .bytes(sealedForRecipient))
-            .with(10, .bytes([UInt8](repeating: 2, count: 64)))
+    static func direct(content key: UInt64 = 9, _ value: CBOR = .text("안녕")) -> RawMap {
+        header(kind: 6).with(8, .bytes(VectorKeys.bob.publicKey.bytes)).with(key, value)
+    }
+
+    static func receipt(count: Int) -> RawMap {
+        let ids = (0..<count).map { CBOR.bytes([UInt8](repeating: UInt8(truncatingIfNeeded: $0), count: 32)) }
+        return header(kind: 7, author: VectorKeys.bob).with(8, .bytes(VectorKeys.alice.publicKey.bytes))
+            .with(9, .array(ids))
+    }
+
+    /// An envelope of random-looking bytes (nobody can open it), dated by a whole hour.
+    static func sealed(boxSize: Int = DirectSpace.boxSizes[0]) -> RawMap {
+        header(kind: 8, author: VectorKeys.wrapper, channel: DirectSpace.id)
+            .with(3, .unsigned(DirectSpace.envelopeCreated(at: ValidVectors.baseTime)))
+            .with(8, .bytes([UInt8](repeating: 0x5a, count: boxSize)))
     }
 }

@@ -30,11 +30,18 @@ enum ValidVectors {
         try add("retract", .retract(Retract(channel: seoul.id, message: textID)), by: alice)
         try add("profile", .profile(Profile(displayName: "민지", avatar: avatar)), by: alice)
         try add("profile-without-avatar", .profile(Profile(displayName: "준호")), by: bob)
-        let sealed = try DirectMessage.seal(
-            .text("안녕하세요"), from: alice, to: bob.publicKey, ephemeralSeeds: VectorKeys.ephemeralSeeds)
-        try add("direct", .direct(sealed), by: alice)
-        let directID = cases.last!.1.id
-        try add("receipt", .receipt(Receipt(message: directID, recipient: alice.publicKey)), by: bob)
+        try add("direct", .direct(DirectMessage(recipient: bob.publicKey, content: .text("안녕하세요"))), by: alice)
+        let direct = cases.last!.1
+        let place = Location(latitude: 37.5759, longitude: 126.9768)
+        try add("direct-location", .direct(DirectMessage(recipient: bob.publicKey, content: .location(place))), by: alice)
+        try add(
+            "direct-photo",
+            .direct(DirectMessage(recipient: alice.publicKey, content: .photo(photo), photoKey: VectorKeys.photoKey)),
+            by: bob)
+        try add("receipt", .receipt(Receipt(recipient: alice.publicKey, read: [direct.id])), by: bob)
+        let receipt = cases.last!.1
+        cases.append(("sealed", try envelope(direct, to: bob.publicKey, seed: VectorKeys.ephemeralSeeds.recipient)))
+        cases.append(("sealed-receipt", try envelope(receipt, to: alice.publicKey, seed: VectorKeys.ephemeralSeeds.author)))
         let future: [CBORMapEntry] = [
             CBORMapEntry(.unsigned(8), .text("a kind from the future")),
             CBORMapEntry(.unsigned(9), .array([.unsigned(1), .negative(1)])),
@@ -46,6 +53,15 @@ enum ValidVectors {
             .unknown(kind: 4_242, channel: nil, fields: [CBORMapEntry(.unsigned(6), .bytes([1, 2, 3]))]), by: bob)
         return cases
     }
+
+    /// `inner` sealed to `recipient` by the vectors' one-time key, in the hour of the base time.
+    static func envelope(_ inner: Document, to recipient: PublicKey, seed: [UInt8]) throws -> Document {
+        try SealedEnvelope.seal(
+            inner, to: recipient, wrapper: VectorKeys.wrapper, at: baseTime + 60_000, ephemeralSeed: seed)
+    }
+
+    /// The inner documents of the envelope vectors, by envelope name, and whom each is sealed to.
+    static let envelopeContents = ["sealed": ("direct", "bob"), "sealed-receipt": ("receipt", "alice")]
 
     static func message(_ content: MessageContent) throws -> DocumentBody {
         .message(Message(channel: seoul.id, senderName: "민지", content: content))

@@ -30,12 +30,13 @@ enum VectorFields {
                 profile.avatar.map { ["avatar": hex($0.bytes)] } ?? [:]
             ) { $1 }
         case .direct(let direct):
-            [
-                "recipient": hex(direct.recipient.bytes), "sealedForRecipient": hex(direct.sealedForRecipient),
-                "sealedForAuthor": hex(direct.sealedForAuthor),
-            ]
+            ["recipient": hex(direct.recipient.bytes)].merging(content(direct.content)) { $1 }.merging(
+                direct.photoKey.map { ["photoKey": hex($0)] } ?? [:]
+            ) { $1 }
         case .receipt(let receipt):
-            ["ref": hex(receipt.message.bytes), "recipient": hex(receipt.recipient.bytes)]
+            ["recipient": hex(receipt.recipient.bytes), "read": .array(receipt.read.map { hex($0.bytes) })]
+        case .sealed(let sealed):
+            ["box": hex(sealed.box)]
         case .unknown(_, _, let entries):
             Dictionary(
                 uniqueKeysWithValues: entries.map { entry in (keyName(entry.key), hex(CBOREncoder.encode(entry.value)))

@@ -12,8 +12,17 @@ enum VectorKeys {
     static let bob = key(startingAt: 0x20, stampCounter: 51_132_611)
     /// Seed bytes 0x40…0x5f; a stamp of strength 24.
     static let carol = key(startingAt: 0x40, stampCounter: 19_033_274)
-    /// Seeds of the ephemeral X25519 keys of the direct-message vector: bytes 0x60…0x7f and 0x80…0x9f.
+    /// Seeds of the ephemeral X25519 keys of the two envelope vectors: bytes 0x60…0x7f and 0x80…0x9f.
     static let ephemeralSeeds = (recipient: seed(startingAt: 0x60), author: seed(startingAt: 0x80))
+    /// The one-time key that signs the envelope vectors: seed bytes 0xa0…0xbf, with the first stamp of the
+    /// strength the default network asks of envelopes (a quick search).
+    static let wrapper: SigningKey = {
+        let key = SigningKey(seed: seed(startingAt: 0xa0))!
+        let strength = DirectSpace.envelopeStampStrength(required: IdentityStamp.defaultRequiredStrength)
+        return key.stamped(IdentityStamp.mine(for: key.publicKey, strength: strength))
+    }()
+    /// The key of the direct photo vector's encrypted chunks: bytes 0xc0…0xdf.
+    static let photoKey = seed(startingAt: 0xc0)
 
     static let named: [(name: String, key: SigningKey)] = [("alice", alice), ("bob", bob), ("carol", carol)]
 

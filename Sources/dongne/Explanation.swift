@@ -38,7 +38,7 @@ enum Explanation {
         case .recipientKeyNotAPoint: "that key cannot receive a direct message (it is not a valid public key)"
         case .badSignature: "its signature does not match its content"
         case .encoding, .notAnEnvelope, .unsupportedVersion, .missingField, .unexpectedField, .wrongType,
-            .wrongLength, .channelIDMismatch:
+            .wrongLength, .channelIDMismatch, .notAPaddedSize, .createdNotWholeHour:
             "the document is malformed (\(error))"
         }
     }

@@ -27,8 +27,9 @@ import Testing
         .retract(Retract(channel: seoul.id, message: someID)),
         .profile(Profile(displayName: "민지", avatar: photo)),
         .profile(Profile(displayName: "민지")),
-        .direct(try! DirectMessage.seal(.text("안녕"), from: alice, to: bob.publicKey)),
-        .receipt(Receipt(message: someID, recipient: bob.publicKey)),
+        .direct(DirectMessage(recipient: bob.publicKey, content: .text("안녕"))),
+        .direct(DirectMessage(recipient: bob.publicKey, content: .photo(photo), photoKey: [UInt8](repeating: 7, count: 32))),
+        .receipt(Receipt(recipient: bob.publicKey, read: [someID])),
         .unknown(kind: 99, channel: seoul.id, fields: [CBORMapEntry(.unsigned(7), .text("x"))]),
         .unknown(kind: 1 << 40, channel: nil, fields: []),
     ]
@@ -55,15 +56,6 @@ import Testing
                 #expect(throws: DocumentError.self, "byte \(position) ^ \(mask)") { try Document(verifying: flipped) }
             }
         }
-    }
-
-    @Test func directMessagesOpenForBothPartiesOnly() throws {
-        let carol = SigningKey(seed: [UInt8](repeating: 3, count: 32))!
-        let sealed = try DirectMessage.seal(
-            .location(Location(latitude: 1, longitude: 2)), from: Self.alice, to: Self.bob.publicKey)
-        #expect(sealed.open(with: Self.bob) == .location(Location(latitude: 1, longitude: 2)))
-        #expect(sealed.open(with: Self.alice) == .location(Location(latitude: 1, longitude: 2)))
-        #expect(sealed.open(with: carol) == nil)
     }
 
     static let refusedBodies: [(DocumentBody, DocumentError)] = [
@@ -106,13 +98,13 @@ import Testing
             .unknown(kind: 99, channel: nil, fields: [CBORMapEntry(.unsigned(3), .null)]),
             .unexpectedField("unsigned(3)")
         ),
+        (.direct(DirectMessage(recipient: bob.publicKey, content: .photo(photo))), .missingField("photoKey")),
         (
-            .direct(
-                DirectMessage(
-                    recipient: bob.publicKey, sealedForRecipient: [1], sealedForAuthor: [UInt8](repeating: 0, count: 60)
-                )),
-            .sizeOutOfRange(field: "sealedForRecipient", size: 1, range: 49...4_160)
+            .direct(DirectMessage(recipient: bob.publicKey, content: .text("hi"), photoKey: [UInt8](repeating: 7, count: 32))),
+            .unexpectedField("photoKey")
         ),
+        (.receipt(Receipt(recipient: bob.publicKey, read: [])), .sizeOutOfRange(field: "read", size: 0, range: 1...64)),
+        (.sealed(SealedBox(box: [UInt8](repeating: 1, count: 100))), .notAPaddedSize(field: "box", size: 100)),
     ]
 
     @Test("signing refuses a body that breaks a rule, with the rule's typed error", arguments: 0..<refusedBodies.count)

@@ -29,12 +29,24 @@ import Testing
                 "maximumTextBytes": UInt64(DocumentLimits.maximumTextBytes),
                 "maximumNameBytes": UInt64(DocumentLimits.maximumNameBytes),
                 "maximumNoteBytes": UInt64(DocumentLimits.maximumNoteBytes),
-                "minimumSealedBytes": UInt64(DocumentLimits.minimumSealedBytes),
-                "maximumSealedBytes": UInt64(DocumentLimits.maximumSealedBytes),
                 "maximumCreated": DocumentLimits.maximumCreated,
                 "maximumClockSkew": DocumentLimits.maximumClockSkew,
                 "maximumDepth": UInt64(CBORDecoder.maximumDepth),
             ])
+    }
+
+    @Test func theDirectSpaceTableIsTheCodes() {
+        #expect(
+            Self.table(in: "1.8 Direct messages") == [
+                "retention": DirectSpace.retention, "hour": DirectSpace.hour,
+                "maximumInnerBytes": UInt64(DirectSpace.maximumInnerBytes),
+                "stampStrengthDiscount": UInt64(DirectSpace.stampStrengthDiscount),
+                "envelopeQuotaBytes": UInt64(DirectSpace.envelopeQuotaBytes),
+                "maximumReceiptIDs": UInt64(DirectSpace.maximumReceiptIDs),
+                "maximumStoredBytes": UInt64(DirectSpace.maximumStoredBytes),
+            ])
+        #expect(Self.specification.contains("padded to 512, 2,048 or 8,192 bytes"))
+        #expect(DirectSpace.paddedSizes == [512, 2_048, 8_192])
     }
 
     @Test func theHostBudgetsInTheSpecificationAreTheCoresDefaults() {
@@ -79,7 +91,10 @@ import Testing
     }
 
     @Test func thePrefixesInTheSpecificationAreTheCodes() {
-        for prefix in [Document.idPrefix, Document.signaturePrefix, ChannelName.idPrefix, IdentityStamp.prefix] {
+        let prefixes = [
+            Document.idPrefix, Document.signaturePrefix, ChannelName.idPrefix, IdentityStamp.prefix, DirectSpace.idPrefix,
+        ]
+        for prefix in prefixes {
             #expect(Self.specification.contains(Hex.encode(prefix)))
         }
     }
@@ -92,7 +107,8 @@ import Testing
             case .tooLarge, .encoding, .notAnEnvelope, .unsupportedVersion, .missingField, .unexpectedField, .wrongType,
                 .wrongLength, .sizeOutOfRange, .emptyText, .textTooLong, .controlCharacter, .nonFiniteNumber,
                 .latitudeOutOfRange, .longitudeOutOfRange, .createdOutOfRange, .messageContentCount,
-                .channelNameNotNormalized, .channelIDMismatch, .badSignature, .recipientKeyNotAPoint:
+                .channelNameNotNormalized, .channelIDMismatch, .badSignature, .recipientKeyNotAPoint,
+                .notAPaddedSize, .createdNotWholeHour:
                 error
             }
         }
@@ -114,12 +130,13 @@ import Testing
             .textTooLong(field: "", bytes: 0, limit: 0), .controlCharacter(field: ""), .nonFiniteNumber(field: ""),
             .latitudeOutOfRange(0), .longitudeOutOfRange(0), .createdOutOfRange(0), .messageContentCount(0),
             .channelNameNotNormalized, .channelIDMismatch, .badSignature, .recipientKeyNotAPoint,
+            .notAPaddedSize(field: "", size: 0), .createdNotWholeHour(0),
         ]
         return cbor.map { example($0).rule } + document.map { example($0).rule }
     }
 
     @Test func everyRuleTheCodeCanNameIsInTheSpecification() {
-        #expect(Set(Self.everyRule()).count == 29)
+        #expect(Set(Self.everyRule()).count == 31)
         for rule in Self.everyRule() { #expect(Self.specification.contains("`\(rule)`"), "\(rule)") }
     }
 

@@ -14,8 +14,8 @@ import DongneTestSupport
             .report(Report(channel: Keys.seoul.id, message: text.id, reason: "spam")),
             .retract(Retract(channel: Keys.seoul.id, message: text.id)),
             .profile(Profile(displayName: "민지")),
-            .direct(try DirectMessage.seal(.text("hi"), from: Keys.alice, to: Keys.bob.publicKey)),
-            .receipt(Receipt(message: text.id, recipient: Keys.bob.publicKey)),
+            .direct(DirectMessage(recipient: Keys.bob.publicKey, content: .text("hi"))),
+            .receipt(Receipt(recipient: Keys.bob.publicKey, read: [text.id])),
             .unknown(kind: 77, channel: Keys.seoul.id, fields: [CBORMapEntry(.unsigned(9), .bytes([1]))]),
         ]
         let documents = try [text] + bodies.map { try Document.sign($0, created: 5, by: Keys.alice) }

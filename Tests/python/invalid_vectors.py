@@ -159,7 +159,7 @@ def entry(name, rule, data) -> str:
 
 def with_new_cases(document_text: str) -> str:
     names = {vector["name"] for vector in json.loads(document_text)["invalid"]}
-    for anchor, cases in (("envelope-is-the-unsigned-map", encoding_cases()), ("direct-sealed-too-short", field_cases())):
+    for anchor, cases in (("envelope-is-the-unsigned-map", encoding_cases()), ("sealed-outside-direct-space", field_cases())):
         cases = [case for case in cases if case[0] not in names]
         if not cases:
             continue

@@ -1,7 +1,8 @@
 """Independent check of Protocol/vectors/documents.json with other people's code.
 
 cbor2 decodes every vector and re-encodes it canonically, hashlib recomputes every id, PyNaCl
-(libsodium's Python binding) verifies every signature and opens the sealed direct message.
+(libsodium's Python binding) verifies every signature, and seals and opens the envelopes of the
+direct-message space again from their seeds.
 The field table below is transcribed from Protocol/PROTOCOL.md, not from the Swift code.
 If these bytes and ours differ, ours are wrong.
 """
@@ -11,6 +12,7 @@ import pathlib
 import unicodedata
 
 import cbor2
+import nacl.bindings
 import nacl.exceptions
 import nacl.public
 import nacl.signing
@@ -31,9 +33,13 @@ BODY = {  # kind number -> {key: field name}, from PROTOCOL.md
     3: {8: "ref", 9: "reason"},
     4: {8: "ref"},
     5: {8: "displayName", 9: "avatar"},
-    6: {8: "recipient", 9: "sealedForRecipient", 10: "sealedForAuthor"},
-    7: {8: "ref", 9: "recipient"},
+    6: {8: "recipient", 9: "text", 10: "photo", 11: "location", 12: "photoKey"},
+    7: {8: "recipient", 9: "read"},
+    8: {8: "box"},
 }
+DIRECT = VECTORS["directSpace"]
+WRAPPER = nacl.signing.SigningKey(bytes.fromhex(DIRECT["wrapperSeed"]))
+HOUR = 3_600_000
 ZBASE32 = "ybndrfg8ejkmcpqxot1uwisza345h769"
 # Unicode White_Space, as PROTOCOL.md §1.5 lists it (Python's str.strip() uses a different set).
 WHITE_SPACE = "".join(
@@ -81,8 +87,11 @@ def test_valid_vector(vector):
     author = unsigned_map[2]
     assert author.hex() == vector["publicKey"]
     nacl.signing.VerifyKey(author).verify(PREFIX["signature"] + document_id, signature)
-    key = next(k for k in VECTORS["keys"] if k["publicKey"] == author.hex())
-    assert unsigned_map[5].hex() == key["stamp"], "every vector carries its author's stamp"
+    if author == bytes(WRAPPER.verify_key):  # an envelope's one-time key, stamped for envelopes (§1.8)
+        assert stamp_strength(author, unsigned_map[5]) >= 24 - 6
+    else:
+        key = next(k for k in VECTORS["keys"] if k["publicKey"] == author.hex())
+        assert unsigned_map[5].hex() == key["stamp"], "every vector carries its author's stamp"
 
     kind = unsigned_map[1]
     names = {**HEADER, **BODY.get(kind, {})}
@@ -96,17 +105,49 @@ def test_valid_vector(vector):
     assert set(fields) == set(expected)
 
 
-def test_direct_message_opens_for_recipient_and_author():
+def iso7816_pad(data: bytes, size: int) -> bytes:
+    """ISO/IEC 7816-4 padding, as libsodium's sodium_pad writes it: 0x80, then zeros, to `size`."""
+    assert len(data) < size
+    return data + b"\x80" + bytes(size - len(data) - 1)
+
+
+def seal_from_seed(plaintext: bytes, recipient_curve: bytes, seed: bytes) -> bytes:
+    """crypto_box_seal with the ephemeral key pair from `seed`: epk ‖ crypto_box(m, BLAKE2b-192(epk ‖ pk), pk, esk)."""
+    ephemeral_public, ephemeral_secret = nacl.bindings.crypto_box_seed_keypair(seed)
+    nonce = hashlib.blake2b(ephemeral_public + recipient_curve, digest_size=24).digest()
+    return ephemeral_public + nacl.bindings.crypto_box(plaintext, nonce, recipient_curve, ephemeral_secret)
+
+
+def test_direct_space_id():
+    assert PREFIX["directSpace"] == b"dongne.direct.space.v1\x00"
+    assert blake2b256(PREFIX["directSpace"]).hex() == DIRECT["id"]
+    assert DIRECT["paddedSizes"] == [512, 2048, 8192]
+
+
+@pytest.mark.parametrize(
+    "vector", [v for v in VECTORS["valid"] if v["fields"]["kind"] == 8], ids=lambda v: v["name"]
+)
+def test_envelopes_seal_their_inner_document_again_and_open_for_the_recipient_only(vector):
     keys = {key["name"]: nacl.signing.SigningKey(bytes.fromhex(key["seed"])) for key in VECTORS["keys"]}
-    direct = next(v for v in VECTORS["valid"] if v["fields"]["kind"] == 6)
-    for holder, field in (("bob", "sealedForRecipient"), ("alice", "sealedForAuthor")):
-        box = nacl.public.SealedBox(keys[holder].to_curve25519_private_key())
-        content = cbor2.loads(box.decrypt(bytes.fromhex(direct["fields"][field])))
-        assert content == {9: direct["sealedContent"]["text"]}
-    with pytest.raises(nacl.exceptions.CryptoError):
-        nacl.public.SealedBox(keys["carol"].to_curve25519_private_key()).decrypt(
-            bytes.fromhex(direct["fields"]["sealedForRecipient"])
-        )
+    by_name = {v["name"]: v for v in VECTORS["valid"]}
+    inner = bytes.fromhex(by_name[vector["inner"]]["signed"])
+    recipient = keys[vector["sealedTo"]]
+    fields = vector["fields"]
+    assert fields["channel"] == DIRECT["id"] and fields["created"] % HOUR == 0
+    assert fields["author"] == bytes(WRAPPER.verify_key).hex()
+    box = bytes.fromhex(fields["box"])
+    size = next(size for size in DIRECT["paddedSizes"] if len(inner) < size)
+    assert len(box) == size + 48
+    seed = bytes.fromhex(DIRECT["ephemeralSeeds"][["sealed", "sealed-receipt"].index(vector["name"])])
+    recipient_curve = bytes(recipient.verify_key.to_curve25519_public_key())
+    assert seal_from_seed(iso7816_pad(inner, size), recipient_curve, seed) == box
+    opened = nacl.public.SealedBox(recipient.to_curve25519_private_key()).decrypt(box)
+    assert opened == iso7816_pad(inner, size)
+    for other in set(keys) - {vector["sealedTo"]}:
+        with pytest.raises(nacl.exceptions.CryptoError):
+            nacl.public.SealedBox(keys[other].to_curve25519_private_key()).decrypt(box)
+    unsigned_inner, _ = cbor2.loads(inner)
+    assert unsigned_inner[8] == bytes(recipient.verify_key), "the inner document names its recipient"
 
 
 @pytest.mark.parametrize("key", VECTORS["keys"], ids=lambda k: k["name"])

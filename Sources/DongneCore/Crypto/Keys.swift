@@ -95,6 +95,12 @@ public struct SigningKey: Sendable, CustomStringConvertible, CustomDebugStringCo
         Sodium.open(sealed, publicKey: publicKey.bytes, secretKey: secretKey)
     }
 
+    /// The X25519 key pair converted from this key, for opening what is sealed to it many times over.
+    func curve25519KeyPair() -> (publicKey: [UInt8], secretKey: [UInt8]) {
+        // An Ed25519 key made by libsodium always converts.
+        Sodium.curve25519KeyPair(publicKey: publicKey.bytes, secretKey: secretKey)!
+    }
+
     /// Names the key by its short fingerprint only.
     public var description: String { "SigningKey(\(publicKey.fingerprint.short))" }
     /// The same as ``description``: debug output never shows the secret either.

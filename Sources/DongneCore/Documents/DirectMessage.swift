@@ -1,56 +1,44 @@
-/// The body of a `direct` document: a 1:1 message whose content only its two parties can read.
+/// The body of a `direct` document: a 1:1 message, signed by its sender's identity and naming its recipient.
 ///
-/// The content (a canonical CBOR map holding exactly one of the message content fields) is sealed twice with
-/// libsodium's sealed boxes (X25519 keys converted from the Ed25519 identities, XSalsa20-Poly1305): once to the
-/// recipient and once to the author, so the author can read its own sent messages later. The document signature
-/// covers both ciphertexts, which is what proves who sent it.
+/// A `direct` document never travels on its own: it is padded and sealed to its recipient in a ``SealedEnvelope``,
+/// so that only the recipient learns who wrote it, to whom, and what it says. Because the signed bytes name the
+/// recipient, a recipient cannot re-seal the message to someone else as if it had been sent to them.
 public struct DirectMessage: Hashable, Sendable {
     /// Who the message is for.
     public var recipient: PublicKey
-    /// The content sealed to the recipient.
-    public var sealedForRecipient: [UInt8]
-    /// The content sealed to the author.
-    public var sealedForAuthor: [UInt8]
+    /// What it holds: text, a location, or a photo whose chunks are encrypted under ``photoKey``.
+    public var content: MessageContent
+    /// The key the photo's manifest and chunks are encrypted with; present exactly when the content is a photo.
+    public var photoKey: [UInt8]?
 
-    /// A direct body from ciphertexts already made.
-    public init(recipient: PublicKey, sealedForRecipient: [UInt8], sealedForAuthor: [UInt8]) {
+    /// A direct body.
+    public init(recipient: PublicKey, content: MessageContent, photoKey: [UInt8]? = nil) {
         self.recipient = recipient
-        self.sealedForRecipient = sealedForRecipient
-        self.sealedForAuthor = sealedForAuthor
+        self.content = content
+        self.photoKey = photoKey
     }
+}
 
-    /// Seals `content` from `author` to `recipient`.
-    public static func seal(
-        _ content: MessageContent, from author: SigningKey, to recipient: PublicKey
-    ) throws(DocumentError) -> DirectMessage {
-        try seal(content, from: author, to: recipient, ephemeralSeeds: (Sodium.randomBytes(32), Sodium.randomBytes(32)))
-    }
+/// The body of a `receipt` document: its author (the reader) has seen these direct messages of `recipient`.
+public struct Receipt: Hashable, Sendable {
+    /// The author of the messages read, to whom the receipt is sealed.
+    public var recipient: PublicKey
+    /// The ids of the `direct` documents read: 1 to ``DirectSpace/maximumReceiptIDs``.
+    public var read: [DocumentID]
 
-    /// Seals with ephemeral keys from fixed seeds: only for reproducible test vectors, since reusing a seed
-    /// would let anyone link the messages.
-    @_spi(TestVectors)
-    public static func seal(
-        _ content: MessageContent, from author: SigningKey, to recipient: PublicKey,
-        ephemeralSeeds: (recipient: [UInt8], author: [UInt8])
-    ) throws(DocumentError) -> DirectMessage {
-        try MessageFields.validate(content)
-        let plaintext = CBOREncoder.encode(.map(MessageFields.entries(for: content)))
-        guard
-            let forRecipient = Sodium.seal(
-                plaintext, toEd25519: recipient.bytes, ephemeralSeed: ephemeralSeeds.recipient),
-            let forAuthor = Sodium.seal(
-                plaintext, toEd25519: author.publicKey.bytes, ephemeralSeed: ephemeralSeeds.author)
-        else { throw .recipientKeyNotAPoint }
-        return DirectMessage(recipient: recipient, sealedForRecipient: forRecipient, sealedForAuthor: forAuthor)
+    /// A receipt body.
+    public init(recipient: PublicKey, read: [DocumentID]) {
+        self.recipient = recipient
+        self.read = read
     }
+}
 
-    /// The content, if `key` is the recipient's or the author's key and the content is valid; nil otherwise.
-    public func open(with key: SigningKey) -> MessageContent? {
-        let sealed = key.publicKey == recipient ? sealedForRecipient : sealedForAuthor
-        guard let plaintext = key.openSealed(sealed),
-            case .map(let entries)? = try? CBORDecoder.decode(plaintext),
-            let content = try? MessageFields.content(from: entries)
-        else { return nil }
-        return content
-    }
+/// The body of a `sealed` document: an envelope of the direct-message space (``DirectSpace``).
+public struct SealedBox: Hashable, Sendable {
+    /// `crypto_box_seal` of the padded inner document, to the recipient's X25519 key: one of
+    /// ``DirectSpace/boxSizes`` bytes.
+    public var box: [UInt8]
+
+    /// An envelope body.
+    public init(box: [UInt8]) { self.box = box }
 }

@@ -62,6 +62,7 @@ public struct Document: Hashable, Sendable, Identifiable {
     {
         guard created <= DocumentLimits.maximumCreated else { throw .createdOutOfRange(created) }
         try body.validate()
+        try body.validate(created: created)
         var entries = [
             CBORMapEntry(.unsigned(FieldKey.version), .unsigned(DocumentLimits.protocolVersion)),
             CBORMapEntry(.unsigned(FieldKey.kind), .unsigned(body.kind.number)),

@@ -11,10 +11,12 @@ public enum DocumentBody: Hashable, Sendable {
     case retract(Retract)
     /// The author's display name and avatar.
     case profile(Profile)
-    /// A 1:1 message sealed to its recipient.
+    /// A 1:1 message, sent only inside a `sealed` envelope.
     case direct(DirectMessage)
-    /// The read flag of a direct message.
+    /// The read flag of direct messages, sent only inside a `sealed` envelope.
     case receipt(Receipt)
+    /// An envelope of the direct-message space.
+    case sealed(SealedBox)
     /// A kind this version does not know: its channel (if the `channel` field is present) and every other
     /// field but the header, kept so that the document can be relayed; it is never shown.
     case unknown(kind: UInt64, channel: ChannelID?, fields: [CBORMapEntry])
@@ -29,6 +31,7 @@ public enum DocumentBody: Hashable, Sendable {
         case .profile: .profile
         case .direct: .direct
         case .receipt: .receipt
+        case .sealed: .sealed
         case .unknown(let kind, _, _): .unknown(kind)
         }
     }
@@ -40,18 +43,18 @@ public enum DocumentBody: Hashable, Sendable {
         case .message(let message): message.channel
         case .report(let report): report.channel
         case .retract(let retract): retract.channel
+        case .sealed: DirectSpace.id
         case .profile, .direct, .receipt: nil
         case .unknown(_, let channel, _): channel
         }
     }
 
-    /// The document a report, retract or receipt points at.
+    /// The document a report or retract points at.
     public var reference: DocumentID? {
         switch self {
         case .report(let report): report.message
         case .retract(let retract): retract.message
-        case .receipt(let receipt): receipt.message
-        case .channel, .message, .profile, .direct, .unknown: nil
+        case .channel, .message, .profile, .direct, .receipt, .sealed, .unknown: nil
         }
     }
 }
@@ -153,19 +156,5 @@ public struct Profile: Hashable, Sendable {
     public init(displayName: String, avatar: BlobHash? = nil) {
         self.displayName = displayName
         self.avatar = avatar
-    }
-}
-
-/// The body of a `receipt` document: the recipient of a direct message has read it.
-public struct Receipt: Hashable, Sendable {
-    /// The direct message that was read.
-    public var message: DocumentID
-    /// The direct message's author, to whom the receipt is addressed.
-    public var recipient: PublicKey
-
-    /// A receipt body.
-    public init(message: DocumentID, recipient: PublicKey) {
-        self.message = message
-        self.recipient = recipient
     }
 }

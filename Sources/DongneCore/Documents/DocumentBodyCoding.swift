@@ -7,8 +7,14 @@ extension DocumentBody {
         static let senderName: UInt64 = 8  // message; content uses MessageFields' 9, 10, 11
         static let ref: UInt64 = 8, reason: UInt64 = 9  // report; retract uses only ref
         static let displayName: UInt64 = 8, avatar: UInt64 = 9  // profile
-        static let recipient: UInt64 = 8, sealedForRecipient: UInt64 = 9, sealedForAuthor: UInt64 = 10  // direct
-        static let receiptRecipient: UInt64 = 9  // receipt, beside ref
+        static let recipient: UInt64 = 8, photoKey: UInt64 = 12  // direct; content uses MessageFields' 9, 10, 11
+        static let read: UInt64 = 9  // receipt, beside recipient (8)
+        static let box: UInt64 = 8  // sealed
+    }
+
+    /// Checks the rules that tie a body to its header's `created`: an envelope is dated by its whole hour.
+    func validate(created: UInt64) throws(DocumentError) {
+        if case .sealed = self, created % DirectSpace.hour != 0 { throw .createdNotWholeHour(created) }
     }
 
     /// Checks every rule a body of this kind must follow.
@@ -26,14 +32,23 @@ extension DocumentBody {
                 try TextRules.check(
                     reason, field: "reason", limit: DocumentLimits.maximumNoteBytes, requiresContent: false)
             }
-        case .retract, .receipt: break
+        case .retract: break
+        case .receipt(let receipt):
+            let range = 1...DirectSpace.maximumReceiptIDs
+            guard range.contains(receipt.read.count) else {
+                throw .sizeOutOfRange(field: "read", size: receipt.read.count, range: range)
+            }
+        case .sealed(let sealed):
+            guard DirectSpace.boxSizes.contains(sealed.box.count) else {
+                throw .notAPaddedSize(field: "box", size: sealed.box.count)
+            }
         case .unknown(let kind, _, let fields):
             try Self.checkUnknown(kind: kind, fields: fields)
         case .profile(let profile):
             try TextRules.check(profile.displayName, field: "displayName", limit: DocumentLimits.maximumNameBytes)
         case .direct(let direct):
-            try Self.checkSealed(direct.sealedForRecipient, field: "sealedForRecipient")
-            try Self.checkSealed(direct.sealedForAuthor, field: "sealedForAuthor")
+            try MessageFields.validate(direct.content)
+            try Self.checkPhotoKey(direct)
         }
     }
 
@@ -48,10 +63,14 @@ extension DocumentBody {
         }
     }
 
-    private static func checkSealed(_ sealed: [UInt8], field: String) throws(DocumentError) {
-        let range = DocumentLimits.minimumSealedBytes...DocumentLimits.maximumSealedBytes
-        guard range.contains(sealed.count) else {
-            throw .sizeOutOfRange(field: field, size: sealed.count, range: range)
+    /// A direct photo carries the key of its encrypted chunks; nothing else carries one.
+    private static func checkPhotoKey(_ direct: DirectMessage) throws(DocumentError) {
+        switch (direct.content, direct.photoKey) {
+        case (.photo, nil): throw .missingField("photoKey")
+        case (.photo, let key?):
+            guard key.count == 32 else { throw .wrongLength(field: "photoKey", expected: 32, actual: key.count) }
+        case (.text, nil), (.location, nil): break
+        case (.text, _?), (.location, _?): throw .unexpectedField("photoKey")
         }
     }
 
@@ -73,16 +92,15 @@ extension DocumentBody {
             return [entry(Key.displayName, .text(profile.displayName))]
                 + (profile.avatar.map { [entry(Key.avatar, .bytes($0.bytes))] } ?? [])
         case .direct(let direct):
-            return [
-                entry(Key.recipient, .bytes(direct.recipient.bytes)),
-                entry(Key.sealedForRecipient, .bytes(direct.sealedForRecipient)),
-                entry(Key.sealedForAuthor, .bytes(direct.sealedForAuthor)),
-            ]
+            return [entry(Key.recipient, .bytes(direct.recipient.bytes))] + MessageFields.entries(for: direct.content)
+                + (direct.photoKey.map { [entry(Key.photoKey, .bytes($0))] } ?? [])
         case .receipt(let receipt):
             return [
-                entry(Key.ref, .bytes(receipt.message.bytes)),
-                entry(Key.receiptRecipient, .bytes(receipt.recipient.bytes)),
+                entry(Key.recipient, .bytes(receipt.recipient.bytes)),
+                entry(Key.read, .array(receipt.read.map { .bytes($0.bytes) })),
             ]
+        case .sealed(let sealed):
+            return [entry(Key.box, .bytes(sealed.box))]
         case .unknown(_, _, let fields):
             return fields
         }
@@ -118,9 +136,11 @@ extension DocumentBody {
         case .direct:
             body = .direct(try readDirect(from: &reader))
         case .receipt:
-            let ref = DocumentID(try reader.bytes32(Key.ref, "ref"))
-            let recipient = try reader.bytes32(Key.receiptRecipient, "recipient")
-            body = .receipt(Receipt(message: ref, recipient: PublicKey(raw: recipient)))
+            let recipient = PublicKey(raw: try reader.bytes32(Key.recipient, "recipient"))
+            body = .receipt(Receipt(recipient: recipient, read: try readIDs(from: &reader)))
+        case .sealed:
+            guard channel == DirectSpace.id else { throw channel == nil ? .missingField("channel") : .channelIDMismatch }
+            body = .sealed(SealedBox(box: try reader.bytes(Key.box, "box")))
         case .unknown(let number):
             body = .unknown(kind: number, channel: channel, fields: reader.takeRest())
         }
@@ -137,9 +157,19 @@ extension DocumentBody {
 
     private static func readDirect(from reader: inout FieldReader) throws(DocumentError) -> DirectMessage {
         let recipient = PublicKey(raw: try reader.bytes32(Key.recipient, "recipient"))
-        return DirectMessage(
-            recipient: recipient,
-            sealedForRecipient: try reader.bytes(Key.sealedForRecipient, "sealedForRecipient"),
-            sealedForAuthor: try reader.bytes(Key.sealedForAuthor, "sealedForAuthor"))
+        let content = try MessageFields.content(from: &reader)
+        var photoKey: [UInt8]?
+        if let value = reader.take(Key.photoKey) {
+            guard case .bytes(let key) = value else { throw .wrongType(field: "photoKey") }
+            photoKey = key
+        }
+        return DirectMessage(recipient: recipient, content: content, photoKey: photoKey)
+    }
+
+    private static func readIDs(from reader: inout FieldReader) throws(DocumentError) -> [DocumentID] {
+        guard case .array(let items) = try reader.required(Key.read, "read") else { throw .wrongType(field: "read") }
+        var ids: [DocumentID] = []
+        for item in items { ids.append(DocumentID(try FieldReader.bytes32(item, "read"))) }
+        return ids
     }
 }

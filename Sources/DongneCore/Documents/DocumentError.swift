@@ -42,6 +42,10 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
     case channelIDMismatch
     /// The signature is not the author's signature of the document id.
     case badSignature
+    /// A byte string that must have one of a few padded sizes (an envelope's `box`) has another.
+    case notAPaddedSize(field: String, size: Int)
+    /// An envelope whose `created` is not a whole hour.
+    case createdNotWholeHour(UInt64)
     /// A direct message cannot be sealed to this recipient key: it is not a valid Ed25519 point. (A signing-time
     /// error only: a received document is not checked for it.)
     case recipientKeyNotAPoint
@@ -69,6 +73,8 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
         case .channelNameNotNormalized: "channel-name-not-normalized"
         case .channelIDMismatch: "channel-id-mismatch"
         case .badSignature: "bad-signature"
+        case .notAPaddedSize: "size-not-padded"
+        case .createdNotWholeHour: "created-not-whole-hour"
         case .recipientKeyNotAPoint: "recipient-key-not-a-point"
         }
     }
@@ -88,7 +94,8 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
         case .sizeOutOfRange(let field, let size, let range): "\(rule): \(field) has \(size) bytes, allowed \(range)"
         case .textTooLong(let field, let bytes, let limit): "\(rule): \(field) has \(bytes) bytes, limit \(limit)"
         case .latitudeOutOfRange(let value), .longitudeOutOfRange(let value): "\(rule): \(value)"
-        case .createdOutOfRange(let created): "\(rule): \(created)"
+        case .createdOutOfRange(let created), .createdNotWholeHour(let created): "\(rule): \(created)"
+        case .notAPaddedSize(let field, let size): "\(rule): \(field) has \(size) bytes"
         case .messageContentCount(let count): "\(rule): \(count) of text, photo, location"
         case .channelNameNotNormalized, .channelIDMismatch, .badSignature, .recipientKeyNotAPoint: rule
         }

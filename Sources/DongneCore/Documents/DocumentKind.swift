@@ -12,10 +12,15 @@ public enum DocumentKind: Hashable, Sendable, CustomStringConvertible {
     case retract
     /// An author's display name and avatar (kind 5).
     case profile
-    /// A 1:1 message sealed to its recipient (kind 6).
+    /// A 1:1 message, signed by its sender and naming its recipient (kind 6). It travels only inside a
+    /// ``sealed`` envelope.
     case direct
-    /// The read flag for a direct message (kind 7).
+    /// The read flag of direct messages, signed by their reader (kind 7). It travels only inside a ``sealed``
+    /// envelope.
     case receipt
+    /// An envelope of the direct-message space: a `direct` or `receipt` sealed to its recipient, signed by a
+    /// one-time key (kind 8).
+    case sealed
     /// Any other kind number.
     case unknown(UInt64)
 
@@ -29,6 +34,7 @@ public enum DocumentKind: Hashable, Sendable, CustomStringConvertible {
         case 5: self = .profile
         case 6: self = .direct
         case 7: self = .receipt
+        case 8: self = .sealed
         default: self = .unknown(number)
         }
     }
@@ -43,12 +49,15 @@ public enum DocumentKind: Hashable, Sendable, CustomStringConvertible {
         case .profile: 5
         case .direct: 6
         case .receipt: 7
+        case .sealed: 8
         case .unknown(let number): number
         }
     }
 
     /// The kinds this version knows, in wire-number order.
-    public static let known: [DocumentKind] = [.channel, .message, .report, .retract, .profile, .direct, .receipt]
+    public static let known: [DocumentKind] = [
+        .channel, .message, .report, .retract, .profile, .direct, .receipt, .sealed,
+    ]
 
     /// The spec's name for the kind.
     public var description: String {
@@ -60,6 +69,7 @@ public enum DocumentKind: Hashable, Sendable, CustomStringConvertible {
         case .profile: "profile"
         case .direct: "direct"
         case .receipt: "receipt"
+        case .sealed: "sealed"
         case .unknown(let number): "unknown(\(number))"
         }
     }

@@ -10,10 +10,6 @@ public enum DocumentLimits {
     public static let maximumNameBytes = 64
     /// Largest channel description or report reason, in UTF-8 bytes.
     public static let maximumNoteBytes = 500
-    /// Smallest sealed body: a sealed box's 48 bytes of overhead and at least one byte of content.
-    public static let minimumSealedBytes = 49
-    /// Largest sealed body of a direct message.
-    public static let maximumSealedBytes = 4_160
     /// How far ahead of a node's own clock a received document may be dated, in milliseconds: one dated later is
     /// not accepted yet (not stored, shown or relayed, and not held against its sender), so that no one can pin a
     /// message to the end of every history. Clocks of honest machines agree far more closely than this.

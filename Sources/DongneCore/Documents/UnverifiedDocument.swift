@@ -57,6 +57,7 @@ public struct UnverifiedDocument: Hashable, Sendable {
         let channel = try reader.optionalBytes32(FieldKey.channel, "channel").map(ChannelID.init)
         let stamp = try reader.optionalStamp(FieldKey.stamp, "stamp")
         let body = try DocumentBody.read(kind: kind, channel: channel, from: &reader)
+        try body.validate(created: created)
         // [unsigned, bstr(64)]: one array byte in front, the 2-byte string head and 64 signature bytes behind.
         let unsignedRange = 1..<(bytes.count - 66)
         self.init(

@@ -1,0 +1,44 @@
+import CSodium
+
+/// Sealed boxes opened with X25519 keys converted once, and the padding that hides a sealed document's size.
+extension Sodium {
+    /// The X25519 key pair of an Ed25519 secret key (`crypto_sign_ed25519_{pk,sk}_to_curve25519`); nil for a
+    /// public key that is not a valid point.
+    static func curve25519KeyPair(publicKey: [UInt8], secretKey: [UInt8]) -> (publicKey: [UInt8], secretKey: [UInt8])? {
+        ensureInitialised()
+        var curvePublic = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
+        var curveSecret = [UInt8](repeating: 0, count: Int(crypto_box_SECRETKEYBYTES))
+        guard crypto_sign_ed25519_pk_to_curve25519(&curvePublic, publicKey) == 0,
+            crypto_sign_ed25519_sk_to_curve25519(&curveSecret, secretKey) == 0
+        else {
+            sodium_memzero(&curveSecret, curveSecret.count)
+            return nil
+        }
+        return (curvePublic, curveSecret)
+    }
+
+    /// `crypto_box_seal_open` with an X25519 key pair already converted: what trial decryption costs per envelope.
+    static func openSealed(_ sealed: [UInt8], curvePublic: [UInt8], curveSecret: [UInt8]) -> [UInt8]? {
+        guard sealed.count >= Int(crypto_box_sealbytes()) else { return nil }
+        var plaintext = [UInt8](repeating: 0, count: sealed.count - Int(crypto_box_sealbytes()))
+        let result = crypto_box_seal_open(&plaintext, sealed, UInt64(sealed.count), curvePublic, curveSecret)
+        return result == 0 ? plaintext : nil
+    }
+
+    /// `bytes` padded to exactly `size` with ISO/IEC 7816-4 padding (`sodium_pad`: 0x80, then zeros); nil unless
+    /// `bytes` is shorter than `size`.
+    static func pad(_ bytes: [UInt8], to size: Int) -> [UInt8]? {
+        guard bytes.count < size else { return nil }
+        var buffer = bytes + [UInt8](repeating: 0, count: size - bytes.count)
+        var padded = 0
+        guard sodium_pad(&padded, &buffer, bytes.count, size, size) == 0, padded == size else { return nil }
+        return buffer
+    }
+
+    /// What `sodium_pad` padded to a multiple of `blockSize`: the bytes before the padding, nil if there is none.
+    static func unpad(_ padded: [UInt8], blockSize: Int) -> [UInt8]? {
+        var unpadded = 0
+        guard !padded.isEmpty, sodium_unpad(&unpadded, padded, padded.count, blockSize) == 0 else { return nil }
+        return Array(padded[..<unpadded])
+    }
+}

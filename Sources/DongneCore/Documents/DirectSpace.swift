@@ -1,0 +1,59 @@
+/// The direct-message space (PROTOCOL.md §1.8): the one place every node carries `sealed` envelopes for
+/// everyone, reconciled and gossiped like a channel, each envelope kept for ``retention``.
+///
+/// A relay learns from an envelope only that it exists, its hour and its size bucket: not who sent it, not whom
+/// it is for, not whether two envelopes belong to one conversation.
+public enum DirectSpace {
+    /// Domain-separation prefix of the space's id: ASCII `dongne.direct.space.v1` and a zero byte. Channel ids
+    /// hash names under another prefix, so no channel name reaches this id.
+    public static let idPrefix: [UInt8] = Array("dongne.direct.space.v1".utf8) + [0]
+    /// The space's id: the `channel` field of every `sealed` envelope.
+    public static let id = ChannelID(Sodium.blake2b256(prefix: idPrefix, bytes: []))
+
+    /// How long an envelope is kept and relayed after its `created` hour: 30 days. Older ones are not taken,
+    /// and each node deletes its own by the same rule, so no tombstone is needed.
+    public static let retention: UInt64 = 30 * 24 * hour
+    /// An envelope's `created` is a whole number of hours since the epoch: every envelope of an hour shares it,
+    /// so a node that was away learns nothing finer, and the real time travels only inside.
+    public static let hour: UInt64 = 3_600_000
+
+    /// The sizes a sealed inner document is padded to (ISO/IEC 7816-4, `sodium_pad`): three sizes on the wire.
+    /// 512 bytes hold a receipt or a chat line of about a hundred Hangul syllables.
+    public static let paddedSizes = [512, 2_048, 8_192]
+    /// What `crypto_box_seal` adds: the ephemeral public key and the MAC.
+    public static let sealOverhead = 48
+    /// The largest inner document: one byte of padding must fit in the largest size.
+    public static let maximumInnerBytes = 8_191
+    /// The only sizes a `box` may have.
+    public static let boxSizes = paddedSizes.map { $0 + sealOverhead }
+
+    /// Bits of stamp strength an envelope's one-time key may have below the network's required identity
+    /// strength: 2^(24 − 6) hashes, about 60 ms of one core, price one envelope of at most 16 KiB as 2^24 price
+    /// a MiB of channel messages (§1.13).
+    public static let stampStrengthDiscount = 6
+    /// The quota, in the direct space, of a one-time key with a stamp of exactly the envelope strength: one
+    /// largest document, so each envelope pays for its own stamp.
+    public static let envelopeQuotaBytes = DocumentLimits.maximumDocumentBytes
+    /// Most document ids one receipt names.
+    public static let maximumReceiptIDs = 64
+    /// Most bytes of envelopes a node keeps: at the cap it takes no new envelope until old ones expire.
+    public static let maximumStoredBytes = 256 << 20
+
+    /// The stamp strength an envelope's one-time key must show on a network that asks `required` of identities.
+    public static func envelopeStampStrength(required: Int) -> Int { max(0, required - stampStrengthDiscount) }
+
+    /// The admission rules of the space on a network whose identities follow `policy`.
+    public static func admission(for policy: AdmissionPolicy) -> AdmissionPolicy {
+        AdmissionPolicy(
+            requiredStampStrength: envelopeStampStrength(required: policy.requiredStampStrength),
+            authorQuotaBytes: envelopeQuotaBytes)
+    }
+
+    /// The `created` of an envelope sealed at `now`: the start of its hour.
+    public static func envelopeCreated(at now: UInt64) -> UInt64 { now - now % hour }
+
+    /// Whether an envelope created at `created` has passed its retention at `now`.
+    public static func hasExpired(created: UInt64, at now: UInt64) -> Bool {
+        now >= retention && created < now - retention
+    }
+}
