@@ -45,6 +45,17 @@ public struct Configuration: Sendable {
     /// their photos are fetched only when asked for, so that one author (whose stamp and quota bound their
     /// messages, not the photos those name) cannot push everyone else's photos out of the budget.
     public var automaticPhotoBytesPerAuthor = 64 << 20
+    /// How long a direct message or receipt of this user waits, at random within this range, before it is offered
+    /// to peers (PROTOCOL.md §1.8.1): so that the first relay cannot take every envelope a node sends at once for
+    /// one the node wrote. It is stored (and shown, pending) at once; only its first offer waits.
+    public var directHoldBack: ClosedRange<Duration> = .milliseconds(500) ... .seconds(3)
+    /// Whether this user's node tells the senders of direct messages when their messages were read (true by
+    /// default, as messengers do); ``Node/setSendsReadReceipts(_:)`` changes it and remembers the choice.
+    public var sendsReadReceipts = true
+    /// The clock the envelopes of the direct-message space are dated and expired by (the system's: an envelope
+    /// is dated by its hour only, and every node must agree on when it expires); a test moves it to see envelopes
+    /// expire.
+    public var envelopeClock: NodeClock = .system
     /// How long the store may hold a received or local message's commit (see `Store.init(path:deferredCommitDelay:)`);
     /// tests lengthen it to catch a message between its showing and its commit.
     package var deferredCommitDelay: Duration = .milliseconds(4)

@@ -22,6 +22,8 @@ public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
     case photo(PhotoError)
     /// The photo's bytes are not on this node (yet): fetch it first.
     case photoNotAvailable(BlobHash)
+    /// A direct message to oneself: it would have no one to carry it to.
+    case directToSelf
 
     /// One line for people.
     public var description: String {
@@ -38,6 +40,7 @@ public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
         case .networkUnavailable(let reason): reason
         case .photo(let error): "\(error)"
         case .photoNotAvailable(let hash): "photo \(hash) is not on this node yet"
+        case .directToSelf: "a direct message goes to someone else, not to yourself"
         }
     }
 }

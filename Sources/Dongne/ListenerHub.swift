@@ -47,6 +47,8 @@ actor ListenerHub {
     private enum Registered {
         case messages(MessageQuery)
         case channels
+        case direct(DirectMessageQuery)
+        case conversations
     }
 
     /// A listener added but not yet registered here: registration is queued synchronously, so that any
@@ -58,6 +60,12 @@ actor ListenerHub {
         case channels(
             includeMetadataChanges: Bool, ListenerRegistration,
             @Sendable (QuerySnapshot<ChannelSnapshot>?, (any Error)?) -> Void)
+        case direct(
+            DirectMessageQuery, includeMetadataChanges: Bool, ListenerRegistration,
+            @Sendable (QuerySnapshot<DirectMessageSnapshot>?, (any Error)?) -> Void)
+        case conversations(
+            includeMetadataChanges: Bool, ListenerRegistration,
+            @Sendable (QuerySnapshot<ConversationSnapshot>?, (any Error)?) -> Void)
     }
 
     private let source: SnapshotSource
@@ -65,6 +73,8 @@ actor ListenerHub {
     private let loop: EventLoop
     private var messageObservers: [MessageQuery: Observer<MessageSnapshot>] = [:]
     private var channelObserver: Observer<ChannelSnapshot>?
+    private var directObservers: [DirectMessageQuery: Observer<DirectMessageSnapshot>] = [:]
+    private var conversationObserver: Observer<ConversationSnapshot>?
     private var registered: [UInt64: Registered] = [:]
     private var reconciledChannels: Set<ChannelID> = []
     /// Per channel, the arriving messages its queries' results hold since their last computation from the store
@@ -86,7 +96,10 @@ actor ListenerHub {
     private(set) var storeRecomputations = 0
 
     /// How many live queries are being observed (for tests).
-    var observerCount: Int { messageObservers.count + (channelObserver == nil ? 0 : 1) }
+    var observerCount: Int {
+        messageObservers.count + (channelObserver == nil ? 0 : 1) + directObservers.count
+            + (conversationObserver == nil ? 0 : 1)
+    }
 
     // MARK: Registering
 
@@ -112,6 +125,28 @@ actor ListenerHub {
         return registration
     }
 
+    /// Queues a listener of a conversation's messages; its first snapshot follows from this actor.
+    nonisolated func listen(
+        toDirect query: DirectMessageQuery, includeMetadataChanges: Bool,
+        callback: @escaping @Sendable (QuerySnapshot<DirectMessageSnapshot>?, (any Error)?) -> Void
+    ) -> ListenerRegistration {
+        let registration = makeRegistration()
+        pending.append(.direct(query, includeMetadataChanges: includeMetadataChanges, registration, callback))
+        Task { await admitPending() }
+        return registration
+    }
+
+    /// Queues a listener of the conversation list; its first snapshot follows from this actor.
+    nonisolated func listenToConversations(
+        includeMetadataChanges: Bool,
+        callback: @escaping @Sendable (QuerySnapshot<ConversationSnapshot>?, (any Error)?) -> Void
+    ) -> ListenerRegistration {
+        let registration = makeRegistration()
+        pending.append(.conversations(includeMetadataChanges: includeMetadataChanges, registration, callback))
+        Task { await admitPending() }
+        return registration
+    }
+
     private nonisolated func makeRegistration() -> ListenerRegistration {
         ListenerRegistration { [weak self] id in
             guard let self else { return }
@@ -129,6 +164,11 @@ actor ListenerHub {
                     callback: callback)
             case .channels(let includeMetadataChanges, let registration, let callback):
                 admitChannelList(
+                    includeMetadataChanges: includeMetadataChanges, registration: registration, callback: callback)
+            case .direct(let query, let includeMetadataChanges, let registration, let callback):
+                admitDirect(query, includeMetadataChanges: includeMetadataChanges, registration: registration, callback: callback)
+            case .conversations(let includeMetadataChanges, let registration, let callback):
+                admitConversations(
                     includeMetadataChanges: includeMetadataChanges, registration: registration, callback: callback)
             }
         }
@@ -173,6 +213,50 @@ actor ListenerHub {
         channelObserver?.add(registration, includeMetadataChanges: includeMetadataChanges, callback: callback)
     }
 
+    private func admitDirect(
+        _ query: DirectMessageQuery, includeMetadataChanges: Bool, registration: ListenerRegistration,
+        callback: @escaping @Sendable (QuerySnapshot<DirectMessageSnapshot>?, (any Error)?) -> Void
+    ) {
+        guard !registration.isRemoved else { return }
+        let observer: Observer<DirectMessageSnapshot>
+        if let existing = directObservers[query] {
+            observer = existing
+        } else {
+            do {
+                observer = try Observer(
+                    compute: { [source, unowned self] _ in
+                        try source.directMessages(query, isFromCache: self.isFromCache(DirectSpace.id))
+                    },
+                    isFromCache: { [unowned self] in self.isFromCache(DirectSpace.id) })
+            } catch {
+                return fail(registration) { callback(nil, error) }
+            }
+            directObservers[query] = observer
+        }
+        registered[registration.id] = .direct(query)
+        observer.add(registration, includeMetadataChanges: includeMetadataChanges, callback: callback)
+    }
+
+    private func admitConversations(
+        includeMetadataChanges: Bool, registration: ListenerRegistration,
+        callback: @escaping @Sendable (QuerySnapshot<ConversationSnapshot>?, (any Error)?) -> Void
+    ) {
+        guard !registration.isRemoved else { return }
+        if conversationObserver == nil {
+            do {
+                conversationObserver = try Observer(
+                    compute: { [source, unowned self] _ in
+                        try source.conversations(isFromCache: self.isFromCache(DirectSpace.id))
+                    },
+                    isFromCache: { [unowned self] in self.isFromCache(DirectSpace.id) })
+            } catch {
+                return fail(registration) { callback(nil, error) }
+            }
+        }
+        registered[registration.id] = .conversations
+        conversationObserver?.add(registration, includeMetadataChanges: includeMetadataChanges, callback: callback)
+    }
+
     private func fail(_ registration: ListenerRegistration, _ deliverError: () -> Void) {
         registration.deliver(deliverError)
         registration.remove()
@@ -188,6 +272,13 @@ actor ListenerHub {
         case .channels?:
             channelObserver?.remove(id)
             if channelObserver?.isEmpty == true { channelObserver = nil }
+        case .direct(let query)?:
+            guard let observer = directObservers[query] else { return }
+            observer.remove(id)
+            if observer.isEmpty { directObservers[query] = nil }
+        case .conversations?:
+            conversationObserver?.remove(id)
+            if conversationObserver?.isEmpty == true { conversationObserver = nil }
         case nil:
             break  // never admitted (removed while queued) or already gone with a failed observer
         }
@@ -265,10 +356,19 @@ actor ListenerHub {
         }
     }
 
-    /// Recomputes every query (after a block or unblock, which touches every channel).
+    /// Recomputes every query (after a block or unblock, which touches every channel and conversation).
     func refreshAll() {
         admitPending()
         refresh(channels: Set(messageObservers.keys.map(\.channel)))
+        refreshDirect()
+    }
+
+    /// Recomputes the conversation list and every conversation's queries, delivering what changed: after a
+    /// message is sent, arrives, is read or is stored by a peer.
+    func refreshDirect() {
+        admitPending()
+        for (query, observer) in directObservers where !observer.refresh() { directObservers[query] = nil }
+        if let observer = conversationObserver, !observer.refresh() { conversationObserver = nil }
     }
 
     /// The photos of the messages some listener shows now: kept when other people's photos are evicted.
@@ -284,6 +384,7 @@ actor ListenerHub {
     func markReconciled(_ channel: ChannelID) {
         guard reconciledChannels.insert(channel).inserted else { return }
         refresh(channels: [channel])
+        if channel == DirectSpace.id { refreshDirect() }
     }
 
     /// Forgets that a channel was reconciled (it was left): joined again, it is from the cache until a peer
@@ -295,8 +396,9 @@ actor ListenerHub {
     /// Whether a channel has not been reconciled with a peer yet.
     func isFromCache(_ channel: ChannelID) -> Bool { !reconciledChannels.contains(channel) }
 
-    /// Whether no channel has been reconciled with a peer yet (the channel list's cache state).
-    func isFromCacheAnywhere() -> Bool { reconciledChannels.isEmpty }
+    /// Whether no channel has been reconciled with a peer yet (the channel list's cache state). The
+    /// direct-message space, which every node carries, does not count: it is no channel of the list.
+    func isFromCacheAnywhere() -> Bool { reconciledChannels.subtracting([DirectSpace.id]).isEmpty }
 
     private func makeObserver(for query: MessageQuery) throws -> Observer<MessageSnapshot> {
         try Observer(

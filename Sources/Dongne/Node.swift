@@ -22,6 +22,10 @@ public final class Node: Sendable {
     let loop: EventLoop
     /// Where the signatures of messages shown already (received straight from their authors) are checked.
     let background = BackgroundQueue(name: "dongne-checks")
+    /// The one-time keys of this node's envelopes, stamped ahead of need.
+    let envelopeKeys: EnvelopeKeys
+    /// Finds the user's direct messages among the stored envelopes.
+    let inbox: DirectInbox
     let source: SnapshotSource
     /// What this node holds of each photo.
     let photos: PhotoLibrary
@@ -31,6 +35,8 @@ public final class Node: Sendable {
     let clock: MonotonicClock
     /// Set once ``stop()`` begins: periodic work ends.
     private let stopping = Locked(false)
+    /// Whether ``stop()`` was called: timers that come afterwards do nothing.
+    var isStopping: Bool { stopping.get() }
     let network: LockedNetwork
     /// Makes the data directory this node's alone while it runs.
     private let directoryLock: DataDirectoryLock
@@ -64,6 +70,9 @@ public final class Node: Sendable {
         photos = PhotoLibrary(store: store)
         source = SnapshotSource(store: store, viewer: identity.current.publicKey, policy: policy, photos: photos)
         hub = ListenerHub(source: source, loop: loop)
+        envelopeKeys = EnvelopeKeys(
+            strength: DirectSpace.envelopeStampStrength(required: configuration.admission.requiredStampStrength))
+        inbox = DirectInbox(identity: identity.current, store: store, queue: background)
     }
 
     /// Starts a node: creates the data directory if needed, loads (or makes) the identity, opens the store, and
@@ -88,7 +97,8 @@ public final class Node: Sendable {
         let standing = ReporterStanding(age: configuration.reporterStandingAge, clock: NodeClock.system.now)
         let store = try Store(
             path: directory + "/dongne.sqlite", deferredCommitDelay: configuration.deferredCommitDelay,
-            reporterStanding: standing, admission: configuration.admission)
+            reporterStanding: standing, admission: configuration.admission,
+            envelopeClock: configuration.envelopeClock.now)
         let identity: StampedIdentity
         do { identity = try await StampedIdentity.load(key, policy: configuration.admission, store: store) } catch {
             store.close()
@@ -110,6 +120,10 @@ public final class Node: Sendable {
         }
         try await node.startNetwork()
         await node.recountMaturedReports()
+        await node.expireEnvelopes()
+        node.envelopeKeys.refill()
+        node.envelopesStored()  // those stored before a crash, not tried yet
+        try? await node.sendReceiptsDue()  // those owed before a crash
         return node
     }
 
@@ -155,6 +169,7 @@ public final class Node: Sendable {
     public func stop() async {
         stopping.set(true)
         stampedIdentity.stop()
+        envelopeKeys.stop()
         await network.get()?.stop()
         store.close()
         directoryLock.release()
@@ -205,6 +220,7 @@ public final class Node: Sendable {
         guard let cleared = try? await store.clearPending(pending), !cleared.isEmpty else { return }
         let channels = Set(((try? store.documents(cleared)) ?? [:]).values.compactMap(\.channel))
         await hub.refresh(channels: channels)
+        if channels.contains(DirectSpace.id) { await hub.refreshDirect() }
     }
 
     // MARK: Channels
@@ -280,7 +296,7 @@ public final class Node: Sendable {
     // MARK: Writing
 
     /// `body` signed with the user's key, whose stamp lets peers store it (see ``StampedIdentity``).
-    private func sign(_ body: DocumentBody) async throws -> Document {
+    func sign(_ body: DocumentBody) async throws -> Document {
         let key = identity
         let document: Document
         do { document = try Document.sign(body, created: clock.next(), by: key) } catch {

@@ -49,6 +49,8 @@ extension Node {
                     source.arriving.remove(fresh)
                     hub.assumeIsolated { $0.refresh(channels: channels) }
                 }
+                // The user's own among new envelopes are found after they are stored and relayed.
+                if committed.isSet && channels.contains(DirectSpace.id) { self.envelopesStored() }
                 completion(results)
             }
         }

@@ -633,7 +633,7 @@ actor PeerNetwork {
                 case .failure(.invalid): .invalid
                 case .failure(.store): .storeFailed
                 case .failure(.early), .failure(.unknownKindBudgetSpent), .failure(.weakStamp),
-                    .failure(.authorQuotaReached):
+                    .failure(.authorQuotaReached), .failure(.expired), .failure(.directSpaceFull), .failure(.unsealed):
                     .declined
                 }
             return PeerInstance.Admission(document.id, from: from, outcome)
@@ -662,8 +662,10 @@ actor PeerNetwork {
 
     // MARK: Translations
 
+    /// The channels this node carries: those its user joined, and the direct-message space, which every node
+    /// carries for everyone (PROTOCOL.md §1.8).
     private func joinedChannels() -> [ChannelID] {
-        ((try? store.joinedChannels()) ?? []).sorted()
+        ((try? store.joinedChannels()) ?? []).union([DirectSpace.id]).sorted()
     }
 
     private static func event(_ report: DNSServiceDiscovery.Report) -> DiscoveryDirectory.Event {

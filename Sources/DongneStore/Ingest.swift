@@ -17,6 +17,12 @@ public enum IngestError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The author has as many bytes stored in the document's channel as its stamp allows
     /// (``AdmissionPolicy/quota(forStrength:)``): not stored.
     case authorQuotaReached(quota: Int)
+    /// An envelope of the direct-message space older than ``DirectSpace/retention``: not stored (PROTOCOL.md §1.8).
+    case expired(created: UInt64)
+    /// The direct-message space holds ``DirectSpace/maximumStoredBytes`` already: not stored until envelopes expire.
+    case directSpaceFull
+    /// A `direct` or `receipt` outside its envelope, which no honest node sends: not stored.
+    case unsealed
 
     /// One line for people.
     public var description: String {
@@ -27,6 +33,9 @@ public enum IngestError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unknownKindBudgetSpent: "of an unknown kind, beyond the budget for those"
         case .weakStamp(let strength, let required): "its author's stamp has strength \(strength), \(required) asked"
         case .authorQuotaReached(let quota): "its author has \(quota) bytes stored in the channel, all its stamp allows"
+        case .expired(let created): "an envelope of \(created), past the direct-message space's retention"
+        case .directSpaceFull: "the direct-message space is full"
+        case .unsealed: "a direct message or receipt outside its envelope"
         }
     }
 }
@@ -145,6 +154,8 @@ extension Store {
                 if let copy = try document(unverified.id) { return .success((copy, .duplicate)) }
             } catch { return .failure(.store(error)) }
         }
+        if let refusal = directSpaceRefusal(of: unverified) { return .failure(refusal) }
+        let admission = admission(in: unverified.channel)
         // One hash, before the signature's fifty-fold cost: a flood of fresh keys costs this and no more.
         let strength = unverified.stampStrength
         guard strength >= admission.requiredStampStrength else {
@@ -176,9 +187,29 @@ extension Store {
     /// as strong as asked, its author not known to be at its quota): for showing a document before its checks,
     /// which must never show what they will decline.
     public func mayAdmitByStampAndQuota(_ document: UnverifiedDocument) -> Bool {
-        let quota = admission.quota(forStrength: document.stampStrength)
+        let quota = admission(in: document.channel).quota(forStrength: document.stampStrength)
         let used = authorUsage.known(AuthorUsage.Key(document)) ?? 0
         return document.bytes.count <= quota && used <= quota - document.bytes.count
+    }
+
+    /// The rules of `channel`: the direct-message space's for envelopes (a one-time key pays for one), the
+    /// network's for everything else.
+    func admission(in channel: ChannelID?) -> AdmissionPolicy {
+        channel == DirectSpace.id ? directAdmission : admission
+    }
+
+    /// Why the direct-message space does not take `document` now, before any other check: a `direct` or
+    /// `receipt` outside its envelope, an envelope past its retention, or a space at its cap.
+    private func directSpaceRefusal(of document: UnverifiedDocument) -> IngestError? {
+        switch document.body {
+        case .direct, .receipt: return .unsealed
+        case .sealed:
+            if DirectSpace.hasExpired(created: document.created, at: envelopeClock()) {
+                return .expired(created: document.created)
+            }
+            return directSpaceUsage.fits(document.bytes.count) ? nil : .directSpaceFull
+        case .channel, .message, .report, .retract, .profile, .unknown: return nil
+        }
     }
 
     /// Counts `document` against its author's quota in its channel; false if it does not fit.
@@ -207,7 +238,8 @@ extension Store {
     ) {
         let (fresh, copies) = (admitted.fresh, admitted.copies)
         let earlier = admitted.results
-        submitInsert(fresh.map(\.document), deferrable: deferrable, whenVisible: whenVisible) { [authorUsage] outcome in
+        submitInsert(fresh.map(\.document), deferrable: deferrable, whenVisible: whenVisible) {
+            [authorUsage, directSpaceUsage] outcome in
             var results = earlier
             switch outcome {
             case .success(let outcomes):
@@ -216,6 +248,11 @@ extension Store {
                     // Stored meanwhile by another way, which counted it too.
                     if inserted == .duplicate {
                         authorUsage.add(-entry.document.bytes.count, for: AuthorUsage.Key(entry.document))
+                    }
+                    if entry.document.channel == DirectSpace.id {
+                        // A one-time key is seen once: the store answers for it from now on, not memory.
+                        authorUsage.forget(AuthorUsage.Key(entry.document))
+                        if inserted == .stored { directSpaceUsage.add(entry.document.bytes.count) }
                     }
                 }
             case .failure(let error):

@@ -96,6 +96,24 @@ enum Migrations {
             author BLOB PRIMARY KEY, avatar BLOB, created INTEGER NOT NULL, document BLOB NOT NULL
         ) WITHOUT ROWID;
         """,
+        """
+        -- This user's direct messages, sent and received: the signed inner documents, out of the space's
+        -- envelopes. `envelope` is the id of the envelope that carried a sent one (pending until a peer stored
+        -- it); `read` when the recipient saw it (received: when shown here; sent: when its receipt came).
+        CREATE TABLE direct_messages (
+            id            BLOB PRIMARY KEY,
+            correspondent BLOB NOT NULL,
+            outgoing      INTEGER NOT NULL,
+            created       INTEGER NOT NULL,
+            envelope      BLOB,
+            read          INTEGER,
+            bytes         BLOB NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX direct_messages_by_correspondent ON direct_messages (correspondent, created, id);
+        CREATE INDEX direct_messages_unread ON direct_messages (correspondent) WHERE outgoing = 0 AND read IS NULL;
+        -- Received messages shown to the user whose receipt is not sent yet.
+        CREATE TABLE receipts_due (message BLOB PRIMARY KEY, correspondent BLOB NOT NULL) WITHOUT ROWID;
+        """,
     ]
 
     /// A short hash of every migration's text: changes whenever the schema does.

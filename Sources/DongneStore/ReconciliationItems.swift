@@ -37,6 +37,12 @@ final class ReconciliationItems: Sendable {
             }
         }
     }
+
+    /// Removes deleted documents of `channel`, if it is loaded.
+    func remove(_ ids: [DocumentID], from channel: ChannelID) {
+        let removed = Set(ids.map(\.bytes))
+        channels.withLock { cached in cached[channel]?.removeAll { removed.contains($0.id) } }
+    }
 }
 
 extension Array where Element == NegentropyItem {

@@ -33,6 +33,12 @@ public final class Store: Sendable {
     let reporterStanding: ReporterStanding
     /// The stamp and quota every author's documents must fit.
     public let admission: AdmissionPolicy
+    /// The stamp and quota of the direct-message space's one-time keys (``DirectSpace/admission(for:)``).
+    let directAdmission: AdmissionPolicy
+    /// The clock envelope retention is measured by (PROTOCOL.md §1.8), in milliseconds since 1970.
+    let envelopeClock: @Sendable () -> UInt64
+    /// The bytes of envelopes stored, for the direct-message space's cap.
+    let directSpaceUsage = DirectSpaceUsage()
     /// Each author's bytes per channel, for the quota.
     let authorUsage = AuthorUsage()
     /// Photos: manifests and chunks, in a file of their own (see ``BlobDatabase``).
@@ -47,14 +53,17 @@ public final class Store: Sendable {
     /// again, and unnoticeable to a person whose `send` returns that much later.
     /// `reporterStanding` says when a poster's reports count (by default at once: the node passes its own rule);
     /// `admission` which received documents the store takes (by default any stamp and the default quota: the
-    /// node passes its network's rules).
+    /// node passes its network's rules); `envelopeClock` when envelopes of the direct-message space expire.
     public init(
         path: String, deferredCommitDelay: Duration = .milliseconds(4), reporterStanding: ReporterStanding = .immediate,
-        admission: AdmissionPolicy = .withoutStamps
+        admission: AdmissionPolicy = .withoutStamps,
+        envelopeClock: @escaping @Sendable () -> UInt64 = Store.wallClock
     ) throws(StoreError) {
         self.path = path
         self.reporterStanding = reporterStanding
         self.admission = admission
+        self.directAdmission = DirectSpace.admission(for: admission)
+        self.envelopeClock = envelopeClock
         try PrivateFile.create(path)
         do {
             let writeConnection = try Connection(path: path)
@@ -78,7 +87,8 @@ public final class Store: Sendable {
             // (`dongne-bench listeners`: 48.7 MiB resident and p50 267 µs without, 125 to 161 MiB and 361 µs with).
             try readConnection.execute("PRAGMA query_only = 1")
             pendingLocalWrites = Locked(try Self.pendingWrites(readConnection))
-            // Documents are never deleted: the highest sequence number is their count, without a scan.
+            directSpaceUsage.set(try Self.directSpaceBytes(readConnection))
+            // Only expired envelopes are ever deleted: the highest sequence number bounds the count, without a scan.
             known = try KnownDocuments(
                 documents: Int(try readConnection.scalarInteger("SELECT coalesce(max(seq), 0) FROM documents")),
                 connection: readConnection)
@@ -100,6 +110,17 @@ public final class Store: Sendable {
             KnownDocuments.load(known, databasePath: path)
         }
         loader.start()
+    }
+
+    /// The system's wall clock, in milliseconds since 1970.
+    public static let wallClock: @Sendable () -> UInt64 = { UInt64(max(0, Date().timeIntervalSince1970 * 1_000)) }
+
+    private static func directSpaceBytes(_ connection: Connection) throws(SQLiteError) -> Int {
+        let statement = try connection.statement(
+            "SELECT coalesce(sum(length(bytes)), 0) FROM documents WHERE channel = ?"
+        ).bind(.blob(DirectSpace.id.bytes))
+        defer { statement.reset() }
+        return try statement.step() ? Int(statement.integer(0)) : 0
     }
 
     deinit {

@@ -66,6 +66,16 @@ extension Store {
         _ documents: [Document], deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil,
         completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
     ) {
+        submitLocal(documents, deferrable: deferrable, whenVisible: whenVisible, alsoWriting: nil, completion: completion)
+    }
+
+    /// ``submitLocal(_:deferrable:whenVisible:completion:)``, with `alsoWriting` run in the same transaction
+    /// after the documents are inserted.
+    func submitLocal(
+        _ documents: [Document], deferrable: Bool = false, whenVisible: (@Sendable () -> Void)? = nil,
+        alsoWriting: (@Sendable (Connection) throws(SQLiteError) -> Void)?,
+        completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
+    ) {
         pendingLocalWrites.update { pending in for document in documents { pending.insert(document.id) } }
         for document in documents {
             authorUsage.add(document.bytes.count, for: AuthorUsage.Key(document))
@@ -91,6 +101,7 @@ extension Store {
                     try connection.statement("INSERT OR IGNORE INTO pending_writes (id) VALUES (?)")
                         .bind(.blob(document.id.bytes)).run()
                 }
+                try alsoWriting?(connection)
                 outcomes.set(results)
             } catch { throw .sqlite(error) }
         }

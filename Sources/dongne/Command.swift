@@ -27,6 +27,9 @@ enum Command: Equatable {
     case names
     case part(String?)
     case connect(String)
+    case dm(user: String, text: String?)
+    case dms
+    case receipts(Bool)
     case help
     case quit
     case nothing
@@ -35,7 +38,7 @@ enum Command: Equatable {
     static let commandNames = [
         "/join", "/part", "/channels", "/names", "/history", "/more", "/location", "/photo", "/save", "/view",
         "/open", "/avatar", "/report", "/retract", "/block",
-        "/unblock", "/blocks", "/nick", "/whoami", "/peers", "/connect", "/help", "/quit",
+        "/unblock", "/blocks", "/nick", "/whoami", "/peers", "/connect", "/dm", "/dms", "/receipts", "/help", "/quit",
     ]
 
     /// Most messages `/history` and `/more` print at once.
@@ -97,6 +100,18 @@ enum Command: Equatable {
                 return .failure(CommandError("\(rest) is not HOST:PORT (e.g. 192.168.0.7:4747)"))
             }
             return oneWord(rest, "/connect HOST:PORT", Command.connect)
+        case "dm", "msg":
+            let parts = rest.split(separator: " ", maxSplits: 1).map(String.init)
+            guard let user = parts.first else { return usage("/dm USER [TEXT]") }
+            let text = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+            return .success(.dm(user: user, text: text.isEmpty ? nil : text))
+        case "dms": return noArguments(rest, .dms)
+        case "receipts":
+            switch rest.lowercased() {
+            case "on": return .success(.receipts(true))
+            case "off": return .success(.receipts(false))
+            default: return usage("/receipts on|off")
+            }
         case "help": return .success(.help)
         case "quit", "exit": return .success(.quit)
         default: return .failure(CommandError("unknown command /\(name) (try /help)"))
@@ -153,6 +168,7 @@ enum Command: Equatable {
         case .whoami: "/whoami"
         case .peers: "/peers"
         case .names: "/names"
+        case .dms: "/dms"
         default: "this command"
         }
     }
@@ -182,6 +198,10 @@ enum Command: Equatable {
           /whoami                show your name and fingerprint
           /peers                 list connected peers
           /connect HOST:PORT     connect to a peer
+          /dm USER TEXT          send USER a direct message: only they can read it, or learn it is for them
+          /dm USER               talk with USER: what you type goes to them (/join NAME goes back)
+          /dms                   list your conversations, with what is unread
+          /receipts on|off       tell senders when you read their messages (on), or never (off)
           /help                  this list
           /quit                  leave (also Ctrl-D on an empty line)
         Keys: Tab completes commands, names and channels; Up and Down go through what you typed; Ctrl-C

@@ -19,11 +19,13 @@ struct CommandLineOptions: Equatable {
     var reporterStandingHours = Double(ModerationPolicy.defaultReporterStandingAge) / 3_600_000
     /// The stamp strength every author must show (PROTOCOL.md §1.13), this node's own included.
     var stampStrength = IdentityStamp.defaultRequiredStrength
+    /// The longest a direct message or receipt of the user's waits before it is offered to peers, in seconds.
+    var directHoldBack = 3.0
 
     static let usage = """
         usage: dongne [--data DIR] [--name NAME] [--channel NAME] [--region NAME] [--port N] [--listen ADDRESS]
                       [--peer HOST:PORT]… [--network-key SECRET] [--reporter-standing HOURS] [--stamp-strength BITS]
-                      [--no-dnssd] [--json] [--help]
+                      [--dm-hold-back SECONDS] [--no-dnssd] [--json] [--help]
 
           --data DIR        where the identity key and the store live (default: \(Configuration.defaultDataDirectory))
           --name NAME       the name shown beside your messages (a label, not an identity)
@@ -42,6 +44,10 @@ struct CommandLineOptions: Equatable {
                             (default \(IdentityStamp.defaultRequiredStrength): a few seconds once per identity; 0: none, for
                             a network whose members all know each other); every node of a network should
                             use the same
+          --dm-hold-back SECONDS
+                            hold each direct message you send a random 0.5 to SECONDS seconds before offering
+                            it to peers (default 3), so that the first node it reaches cannot take every
+                            envelope your node offers at once for one you wrote; 0 sends at once
           --no-dnssd        do not advertise this node or look for others with DNS-SD (Avahi)
           --json            print every event as one JSON object per line
           --help            show this help
@@ -59,7 +65,7 @@ struct CommandLineOptions: Equatable {
             case "--json": options.json = true
             case "--no-dnssd": options.discovery = false
             case "--data", "--name", "--channel", "--region", "--port", "--listen", "--peer", "--network-key",
-                "--reporter-standing", "--stamp-strength":
+                "--reporter-standing", "--stamp-strength", "--dm-hold-back":
                 guard let value = rest.popFirst(), !value.isEmpty else {
                     return .failure(UsageError(message: "\(argument) needs a value"))
                 }
@@ -98,6 +104,11 @@ struct CommandLineOptions: Equatable {
                 return "--stamp-strength takes a number of bits from 0 to 32"
             }
             stampStrength = bits
+        case "--dm-hold-back":
+            guard let seconds = Double(value), seconds >= 0, seconds <= 60 else {
+                return "--dm-hold-back takes a number of seconds from 0 to 60"
+            }
+            directHoldBack = seconds
         default: networkKey = value
         }
         return nil

@@ -51,11 +51,14 @@ final class Session: Sendable {
 
     /// `/peers`, `/connect`, `/whoami` and the lines peers' comings and goings print.
     let peers: PeerCommands
+    /// `/dm`, `/dms`, `/receipts`, and what direct messages print.
+    let direct: DirectCommands
 
     init(node: Node, console: any Console, isJSON: Bool, today: @escaping @Sendable () -> LocalTime?) {
         self.node = node
         self.console = console
         self.peers = PeerCommands(node: node, console: console)
+        self.direct = DirectCommands(node: node, console: console, today: today)
         self.isJSON = isJSON
         self.today = today
     }
@@ -73,8 +76,14 @@ final class Session: Sendable {
         return true
     }
 
+    /// Starts following the user's conversations (notices and unread counts in the prompt).
+    func followDirectMessages() {
+        direct.start { [weak self] in self?.state.withLock { self?.updatePrompt($0) } }
+    }
+
     /// Stops listening.
     func close() {
+        direct.close()
         let registrations = state.withLock { state in
             defer {
                 state.registrations.removeAll()
@@ -87,9 +96,17 @@ final class Session: Sendable {
 
     private func run(_ command: Command) async throws {
         switch command {
-        case .say(let text): try await currentChannel().send(.text(text))
+        case .say(let text):
+            if direct.viewing != nil { return try await direct.say(text) }
+            try await currentChannel().send(.text(text))
         case .location(let latitude, let longitude):
+            if direct.viewing != nil {
+                return try await direct.send(location: Location(latitude: latitude, longitude: longitude))
+            }
             try await currentChannel().send(.location(latitude: latitude, longitude: longitude))
+        case .dm(let user, let text): try await directMessage(user, text)
+        case .dms: try await direct.list()
+        case .receipts(let on): try await direct.setReceipts(on)
         case .photo(let path): try await sendPhoto(path)
         case .save(let ref, let path): try await savePhoto(ref, to: path)
         case .view(let ref): try await viewPhoto(ref)
@@ -152,6 +169,7 @@ final class Session: Sendable {
                 fields: ["channel": channel.name.value]))
         if isNew { await follow(channel) }
         let hasPeers = await !node.peers().isEmpty
+        direct.stopViewing()
         state.withLock { state in
             leaveCurrent(&state)
             state.current = channel.id
@@ -456,8 +474,11 @@ final class Session: Sendable {
             let name = VisibleText.channel(raw)
             return "\(name) \(count)" + (state.mentioned.contains(channel) ? "@" : "")
         }.sorted()
-        var prompt = "[" + (current ?? "no channel")
-        if !activity.isEmpty { prompt += " | " + activity.joined(separator: ", ") }
+        let (conversation, directUnread) = direct.promptParts()
+        var prompt = "[" + (conversation ?? current ?? "no channel")
+        var others = activity
+        if directUnread > 0 { others.append("✉ \(directUnread)") }
+        if !others.isEmpty { prompt += " | " + others.joined(separator: ", ") }
         console.setPrompt(prompt + "] ")
     }
 
@@ -619,6 +640,30 @@ final class Session: Sendable {
         }
         console.write(.message(message, style))
         console.write(.hidden(moderation, ref: style.ref, listing: false))
+    }
+
+    // MARK: Direct messages
+
+    /// `/dm USER [TEXT]`: sends, or (without text) looks at the conversation instead of the current channel.
+    private func directMessage(_ user: String, _ text: String?) async throws {
+        let correspondent = try await resolveCorrespondent(user)
+        guard correspondent != node.publicKey else { throw CommandError("that is you: a direct message goes to someone else") }
+        if let text { return try await direct.send(text, to: correspondent) }
+        state.withLock { state in
+            leaveCurrent(&state)
+            state.current = nil
+        }
+        await direct.view(correspondent)
+    }
+
+    /// The person `query` names among everyone known, and the people in the user's conversations.
+    private func resolveCorrespondent(_ query: String) async throws -> PublicKey {
+        var known = try node.knownAuthors()
+        let conversations = try await node.conversations.getDocuments().documents
+        for correspondent in conversations.map(\.correspondent) where known[correspondent] == nil {
+            known[correspondent] = correspondent.fingerprint.full
+        }
+        return try People.resolve(query, among: known).get()
     }
 
     // MARK: Helpers

@@ -37,6 +37,8 @@ var configuration = Configuration(
 configuration.listenAddress = options.listenAddress
 configuration.reporterStandingAge = UInt64(options.reporterStandingHours * 3_600_000)
 configuration.admission.requiredStampStrength = options.stampStrength
+let longestHoldBack = Duration.milliseconds(Int64(options.directHoldBack * 1_000))
+configuration.directHoldBack = min(.milliseconds(500), longestHoldBack) ... longestHoldBack
 
 var identityStatus = stat()
 if options.stampStrength > 0, stat(options.dataDirectory + "/" + IdentityFile.fileName, &identityStatus) != 0,
@@ -74,6 +76,7 @@ if let address = node.listeningAddress {
 }
 session.peers.follow()
 await session.followJoinedChannels()
+session.followDirectMessages()
 if let channel = options.channel { _ = await session.handle("/join \(channel)") }
 for await line in terminal?.lines() ?? PipedInput.lines() {
     guard await session.handle(line) else { break }

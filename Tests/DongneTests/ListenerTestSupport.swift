@@ -67,14 +67,15 @@ struct TestNode {
 
     static func start(
         name: String = "민지", region: String? = nil, threshold: Int = 3,
-        deferredCommitDelay: Duration = .milliseconds(4), listen: Bool = false
+        deferredCommitDelay: Duration = .milliseconds(4), listen: Bool = false,
+        directory: String = NSTemporaryDirectory() + "dongne-listen-" + UUID().uuidString, envelopeClock: UInt64? = nil
     ) async throws -> TestNode {
-        let directory = NSTemporaryDirectory() + "dongne-listen-" + UUID().uuidString
         var configuration = Configuration.testing(
             dataDirectory: directory, displayName: name, region: region, reportThreshold: threshold,
             clock: .stepping(from: 1_764_400_000_000), listenPort: listen ? 0 : nil)
         configuration.listenAddress = "127.0.0.1"
         configuration.deferredCommitDelay = deferredCommitDelay
+        if let envelopeClock { configuration.envelopeClock = NodeClock { envelopeClock } }
         // These tests are about what listeners see when reports count; when they count is ReporterStandingTests'.
         configuration.reporterStandingAge = 0
         return TestNode(node: try await Node.start(configuration), directory: directory)
@@ -134,6 +135,7 @@ extension Configuration {
             dataDirectory: dataDirectory, displayName: displayName, region: region, reportThreshold: reportThreshold,
             clock: clock, listenPort: listenPort, peers: peers)
         configuration.admission = .withoutStamps
+        configuration.directHoldBack = .zero ... .zero
         return configuration
     }
 }

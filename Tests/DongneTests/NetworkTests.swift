@@ -51,6 +51,31 @@ import DongneTestSupport
         #expect(await a.waitFor { $0["text"] as? String == "back" })
     }
 
+    @Test func twoREPLsExchangeDirectMessagesWithReadFlags() async throws {
+        let a = try NodeProcess(name: "민지", extra: [])
+        defer { a.stop() }
+        let port = try await a.listeningPort()
+        let b = try NodeProcess(name: "준호", extra: ["--peer", "127.0.0.1:\(port)"])
+        defer { b.stop() }
+        b.type("안녕하세요")  // A learns B's name from it
+        #expect(await a.waitFor { $0["event"] as? String == "message" && $0["name"] as? String == "준호" })
+        a.type("/dm 준호 우리끼리 얘기해요")
+        #expect(await a.waitFor { $0["event"] as? String == "direct" && $0["text"] as? String == "우리끼리 얘기해요" })
+        #expect(await b.waitFor { $0["event"] as? String == "direct-notice" })
+        #expect(!b.lines.contains { $0["text"] as? String == "우리끼리 얘기해요" }, "a notice, not the text, in a channel")
+        #expect(await a.waitFor { $0["event"] as? String == "direct-stored" })
+        b.type("/dm 민지")
+        #expect(await b.waitFor { $0["event"] as? String == "direct" && $0["text"] as? String == "우리끼리 얘기해요" })
+        #expect(await a.waitFor { $0["event"] as? String == "direct-read" }, "shown on B's screen: read")
+        b.type("좋아요")  // in the conversation's view, a line goes to A
+        #expect(await a.waitFor { $0["event"] as? String == "direct-notice" })
+        a.type("/dms")
+        #expect(await a.waitFor { $0["event"] as? String == "conversation" && $0["unread"] as? Int == 1 })
+        b.type("/join 서울특별시")
+        b.type("채널로 돌아왔어요")
+        #expect(await a.waitFor { $0["event"] as? String == "message" && $0["text"] as? String == "채널로 돌아왔어요" })
+    }
+
     @Test func aNodeWithAnotherNetworkKeyGetsNoSession() async throws {
         let a = try NodeProcess(name: "민지", extra: [])
         defer { a.stop() }

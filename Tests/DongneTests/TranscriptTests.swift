@@ -124,7 +124,10 @@ enum REPLProcess {
     /// milliseconds, where the default network's 24 would take seconds per start; a test that passes
     /// `--stamp-strength` itself keeps its own.
     static func testArguments(_ arguments: [String]) -> [String] {
-        arguments.contains("--stamp-strength") ? arguments : ["--stamp-strength", "16"] + arguments
+        var arguments = arguments
+        if !arguments.contains("--stamp-strength") { arguments = ["--stamp-strength", "16"] + arguments }
+        if !arguments.contains("--dm-hold-back") { arguments = ["--dm-hold-back", "0"] + arguments }
+        return arguments
     }
 
     static func run(_ arguments: [String], input: String) throws -> (status: Int32, output: String, errors: String) {

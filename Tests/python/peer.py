@@ -75,6 +75,10 @@ def mine_stamp(public_key: bytes, strength: int) -> bytes:
     return counter.to_bytes(8, "big")
 
 
+# The direct-message space every node carries (PROTOCOL.md §1.8): BLAKE2b-256 of its prefix alone.
+DIRECT_SPACE = hashlib.blake2b(b"dongne.direct.space.v1\x00", digest_size=32).digest()
+
+
 def channel_id(name: str) -> bytes:
     return hashlib.blake2b(PREFIX["channelID"] + name.encode(), digest_size=32).digest()
 

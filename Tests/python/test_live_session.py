@@ -14,7 +14,7 @@ import cbor2
 import nacl.signing
 import pytest
 
-from peer import CHANNEL, DEADLINE, PREFIX, Node, Peer, channel_id
+from peer import CHANNEL, DEADLINE, DIRECT_SPACE, PREFIX, Node, Peer, channel_id
 
 
 def exchange(node, peer):
@@ -26,8 +26,9 @@ def exchange(node, peer):
 
     # The node announces its channels when the session starts and again when they change (a node that dials at
     # start may do so before its REPL has joined the channel).
-    messages = peer.receive_gossip_until(lambda m: m[0] == 2 and m[1])
-    assert messages[-1] == [2, [channel_id(CHANNEL)]], "the node announces the channel it carries"
+    messages = peer.receive_gossip_until(lambda m: m[0] == 2 and channel_id(CHANNEL) in m[1])
+    expected = sorted([channel_id(CHANNEL), DIRECT_SPACE])
+    assert messages[-1] == [2, expected], "the node announces the channel it carries, and the direct-message space"
     # PROTOCOL.md §2.4 *Profiles*: besides its channels and datagram route, the node offers its own profile.
     batches = [m for m in messages if m[0] == 0]
     assert all(m[0] in (0, 2, 6) for m in messages), "channels, the datagram route and the profile come first"

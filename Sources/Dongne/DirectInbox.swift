@@ -1,0 +1,78 @@
+import DongneCore
+import DongneStore
+import DongneSystem
+import Synchronization
+
+/// Finds this user's direct messages and receipts among the envelopes the node stores (PROTOCOL.md §1.8): each
+/// new envelope is tried with the user's key — trial decryption, one failed `crypto_box_seal_open` for each
+/// envelope that is someone else's — on the node's background thread, after it was stored and relayed, so it
+/// never slows relaying. Envelopes are tried in the order they were stored, and how far is stored with what was
+/// found, so that none is skipped or tried twice across restarts.
+final class DirectInbox: Sendable {
+    /// Envelopes read and tried per step.
+    static let batch = 512
+
+    private let key: DirectMessageKey
+    private let store: Store
+    private let queue: BackgroundQueue
+    /// Whether a pass runs, and whether envelopes came meanwhile (then it runs once more).
+    private let state = Mutex<(running: Bool, again: Bool)>((false, false))
+
+    init(identity: SigningKey, store: Store, queue: BackgroundQueue) {
+        key = DirectMessageKey(identity)
+        self.store = store
+        self.queue = queue
+    }
+
+    /// New envelopes were stored: tries them, and calls `changed` once what the user's conversations show has
+    /// changed (new messages, or sent ones read). Calls that come while a pass runs make it run once more.
+    func envelopesStored(changed: @escaping @Sendable () async -> Void) {
+        let start = state.withLock { state -> Bool in
+            if state.running { state.again = true }
+            defer { state.running = true }
+            return !state.running
+        }
+        guard start else { return }
+        Task {
+            repeat {
+                if (try? await pass()) == true { await changed() }
+            } while state.withLock { state -> Bool in
+                state.running = state.again
+                state.again = false
+                return state.running
+            }
+        }
+    }
+
+    /// Tries every envelope not tried yet; whether anything was found that changes a conversation.
+    private func pass() async throws(StoreError) -> Bool {
+        var tried = try store.envelopesTried()
+        var changed = false
+        while true {
+            let envelopes = try store.envelopes(after: tried, limit: Self.batch)
+            guard let last = envelopes.last?.sequence else { return changed }
+            let mail = await open(envelopes.map(\.box))
+            if try await store.keepOpened(mail, triedThrough: last) { changed = true }
+            tried = last
+            if envelopes.count < Self.batch { return changed }
+        }
+    }
+
+    /// What the envelopes hold for this user, opened on the background thread.
+    private func open(_ boxes: [SealedBox]) async -> OpenedMail {
+        await withCheckedContinuation { continuation in
+            queue.execute { [key] in
+                var mail = OpenedMail()
+                for box in boxes {
+                    switch key.open(box) {
+                    case .direct(let document, _): mail.messages.append(document)
+                    case .receipt(let document, let receipt):
+                        mail.receipts.append((document.author, receipt.read, document.created))
+                    case .notForThisKey, .invalid: continue
+                    }
+                }
+                continuation.resume(returning: mail)
+            }
+        }
+    }
+}

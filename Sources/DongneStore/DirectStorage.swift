@@ -1,0 +1,268 @@
+public import DongneCore
+import DongneSystem
+
+/// A direct message of this node's user, sent or received, as the store keeps it: the signed inner document,
+/// apart from the envelopes of the space.
+public struct DirectMessageRow: Sendable, Equatable {
+    /// The signed `direct` document.
+    public let document: Document
+    /// The other party: the recipient of a sent message, the author of a received one.
+    public let correspondent: PublicKey
+    /// Whether this node's user sent it.
+    public let isOutgoing: Bool
+    /// A sent message whose envelope no peer has stored yet.
+    public let isPending: Bool
+    /// When the recipient saw it (received: when it was shown here; sent: when its receipt came), if it did.
+    public let read: UInt64?
+
+    /// A row.
+    public init(document: Document, correspondent: PublicKey, isOutgoing: Bool, isPending: Bool, read: UInt64?) {
+        self.document = document
+        self.correspondent = correspondent
+        self.isOutgoing = isOutgoing
+        self.isPending = isPending
+        self.read = read
+    }
+}
+
+/// One conversation: the other party, its latest message and how many of its messages are unread.
+public struct ConversationRow: Sendable, Equatable {
+    /// The other party.
+    public let correspondent: PublicKey
+    /// The latest message, sent or received.
+    public let latest: DirectMessageRow
+    /// Received messages not shown yet.
+    public let unreadCount: Int
+}
+
+/// What opening new envelopes found for this node's user.
+public struct OpenedMail: Sendable, Equatable {
+    /// `direct` documents addressed to the user.
+    public var messages: [Document] = []
+    /// Receipts for messages the user sent, with their authors (the readers).
+    public var receipts: [(reader: PublicKey, read: [DocumentID], at: UInt64)] = []
+
+    /// Nothing found.
+    public init() {}
+
+    /// Whether nothing was found.
+    public var isEmpty: Bool { messages.isEmpty && receipts.isEmpty }
+
+    public static func == (lhs: OpenedMail, rhs: OpenedMail) -> Bool {
+        lhs.messages == rhs.messages && lhs.receipts.count == rhs.receipts.count
+            && zip(lhs.receipts, rhs.receipts).allSatisfy { $0.reader == $1.reader && $0.read == $1.read && $0.at == $1.at }
+    }
+}
+
+extension Store {
+    /// Stores a message this node's user sends: its envelope as a pending local write (gossiped and reconciled
+    /// like any document of the space) and the inner document among the user's direct messages, in one write.
+    public func insertOwnDirect(_ inner: Document, envelope: Document, to recipient: PublicKey) async throws(StoreError) {
+        let result = await withCheckedContinuation { continuation in
+            submitLocal([envelope], alsoWriting: { connection throws(SQLiteError) in
+                try connection.statement(
+                    "INSERT OR IGNORE INTO direct_messages (id, correspondent, outgoing, created, envelope, bytes) "
+                        + "VALUES (?, ?, 1, ?, ?, ?)"
+                ).bind(
+                    .blob(inner.id.bytes), .blob(recipient.bytes), .integer(Int64(inner.created)),
+                    .blob(envelope.id.bytes), .blob(inner.bytes)
+                ).run()
+            }) { continuation.resume(returning: $0) }
+        }
+        directSpaceUsage.add(envelope.bytes.count)
+        _ = try result.get()
+    }
+
+    /// The envelopes stored after sequence number `sequence`, in arrival order, at most `limit`: the ones this
+    /// node has not tried to open yet.
+    public func envelopes(after sequence: Int64, limit: Int) throws(StoreError) -> [(sequence: Int64, box: SealedBox)] {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                "SELECT seq, bytes FROM documents WHERE seq > ? AND channel = ? ORDER BY seq LIMIT ?"
+            ).bind(.integer(sequence), .blob(DirectSpace.id.bytes), .integer(Int64(limit)))
+            var found: [(Int64, SealedBox)] = []
+            while try statement.step() {
+                let sequence = statement.integer(0)
+                guard case .sealed(let box)? = try? Document(reloadingVerified: statement.blob(1)).body else { continue }
+                found.append((sequence, box))
+            }
+            return found
+        }
+    }
+
+    /// The sequence number up to which envelopes have been tried.
+    public func envelopesTried() throws(StoreError) -> Int64 {
+        guard let bytes = try setting(Self.envelopesTriedSetting), bytes.count == 8 else { return 0 }
+        return Int64(bitPattern: bytes.reduce(0) { $0 << 8 | UInt64($1) })
+    }
+
+    /// Keeps what opening envelopes up to sequence number `sequence` found, and that they were tried, in one
+    /// write: new messages from others, and receipts that mark the user's sent messages read (only those sent
+    /// to the receipt's author). Whether anything a conversation shows changed.
+    public func keepOpened(_ mail: OpenedMail, triedThrough sequence: Int64) async throws(StoreError) -> Bool {
+        let changed = Locked(false)
+        try await writeSQL { connection throws(SQLiteError) in
+            for message in mail.messages {
+                try connection.statement(
+                    "INSERT OR IGNORE INTO direct_messages (id, correspondent, outgoing, created, bytes) "
+                        + "VALUES (?, ?, 0, ?, ?)"
+                ).bind(
+                    .blob(message.id.bytes), .blob(message.author.bytes), .integer(Int64(message.created)),
+                    .blob(message.bytes)
+                ).run()
+                if connection.changes > 0 { changed.set(true) }
+            }
+            for receipt in mail.receipts {
+                for id in receipt.read {
+                    try connection.statement(
+                        "UPDATE direct_messages SET read = ? WHERE id = ? AND correspondent = ? AND outgoing = 1 "
+                            + "AND read IS NULL"
+                    ).bind(.integer(Int64(receipt.at)), .blob(id.bytes), .blob(receipt.reader.bytes)).run()
+                    if connection.changes > 0 { changed.set(true) }
+                }
+            }
+            let counter = UInt64(bitPattern: sequence)
+            try connection.statement("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)")
+                .bind(.text(Self.envelopesTriedSetting), .blob((0..<8).map { UInt8(truncatingIfNeeded: counter >> (56 - 8 * UInt64($0))) }))
+                .run()
+        }
+        return changed.get()
+    }
+
+    /// Marks received messages read, as they were shown to the user at `time`; with `sendingReceipts`, notes
+    /// that their authors are owed a receipt. The ids that were unread.
+    public func markRead(_ ids: [DocumentID], at time: UInt64, sendingReceipts: Bool) async throws(StoreError)
+        -> [DocumentID]
+    {
+        let marked = Locked<[DocumentID]>([])
+        try await writeSQL { connection throws(SQLiteError) in
+            var done: [DocumentID] = []
+            for id in ids {
+                try connection.statement(
+                    "UPDATE direct_messages SET read = ? WHERE id = ? AND outgoing = 0 AND read IS NULL"
+                ).bind(.integer(Int64(time)), .blob(id.bytes)).run()
+                guard connection.changes > 0 else { continue }
+                done.append(id)
+                if sendingReceipts {
+                    try connection.statement(
+                        "INSERT OR IGNORE INTO receipts_due (message, correspondent) "
+                            + "SELECT id, correspondent FROM direct_messages WHERE id = ?"
+                    ).bind(.blob(id.bytes)).run()
+                }
+            }
+            marked.set(done)
+        }
+        return marked.get()
+    }
+
+    /// The receipts owed: per correspondent, the ids of their messages shown and not yet acknowledged.
+    public func receiptsDue() throws(StoreError) -> [PublicKey: [DocumentID]] {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT correspondent, message FROM receipts_due")
+            var due: [PublicKey: [DocumentID]] = [:]
+            while try statement.step() {
+                guard let key = PublicKey(statement.blob(0)), let id = DocumentID(statement.blob(1)) else { continue }
+                due[key, default: []].append(id)
+            }
+            return due
+        }
+    }
+
+    /// Receipts were sent (or are no longer wanted) for these messages.
+    public func clearReceiptsDue(_ ids: [DocumentID]) async throws(StoreError) {
+        try await writeSQL { connection throws(SQLiteError) in
+            for id in ids {
+                try connection.statement("DELETE FROM receipts_due WHERE message = ?").bind(.blob(id.bytes)).run()
+            }
+        }
+    }
+
+    /// The messages exchanged with `correspondent`, oldest first; with `last`, only that many of the latest.
+    public func directMessages(with correspondent: PublicKey, last: Int? = nil) throws(StoreError) -> [DirectMessageRow] {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                "SELECT bytes, outgoing, read, envelope IN (SELECT id FROM pending_writes) FROM direct_messages "
+                    + "WHERE correspondent = ? ORDER BY created DESC, id DESC LIMIT ?"
+            ).bind(.blob(correspondent.bytes), .integer(Int64(last ?? -1)))
+            var rows: [DirectMessageRow] = []
+            while try statement.step() {
+                if let row = Self.directRow(statement, correspondent: correspondent) { rows.append(row) }
+            }
+            return rows.reversed()
+        }
+    }
+
+    /// Every conversation but those with blocked people, the latest first.
+    public func conversationRows() throws(StoreError) -> [ConversationRow] {
+        let correspondents = try read { connection throws(SQLiteError) -> [PublicKey] in
+            let statement = try connection.statement(
+                "SELECT DISTINCT correspondent FROM direct_messages "
+                    + "WHERE correspondent NOT IN (SELECT author FROM blocks)")
+            var keys: [PublicKey] = []
+            while try statement.step() { if let key = PublicKey(statement.blob(0)) { keys.append(key) } }
+            return keys
+        }
+        var rows: [ConversationRow] = []
+        for correspondent in correspondents {
+            guard let latest = try directMessages(with: correspondent, last: 1).last else { continue }
+            rows.append(ConversationRow(correspondent: correspondent, latest: latest, unreadCount: try unreadCount(with: correspondent)))
+        }
+        return rows.sorted {
+            ($0.latest.document.created, $0.latest.document.id) > ($1.latest.document.created, $1.latest.document.id)
+        }
+    }
+
+    private func unreadCount(with correspondent: PublicKey) throws(StoreError) -> Int {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                "SELECT count(*) FROM direct_messages WHERE correspondent = ? AND outgoing = 0 AND read IS NULL"
+            ).bind(.blob(correspondent.bytes))
+            return try statement.step() ? Int(statement.integer(0)) : 0
+        }
+    }
+
+    private static func directRow(_ statement: Statement, correspondent: PublicKey) -> DirectMessageRow? {
+        guard let document = try? Document(reloadingVerified: statement.blob(0)) else { return nil }
+        let read = statement.isNull(2) ? nil : UInt64(statement.integer(2))
+        return DirectMessageRow(
+            document: document, correspondent: correspondent, isOutgoing: statement.integer(1) == 1,
+            isPending: statement.integer(3) == 1, read: read)
+    }
+
+    /// Deletes the envelopes past their retention at `now` (PROTOCOL.md §1.8); how many it deleted. The user's
+    /// own messages stay: they are kept apart, for as long as the user wants them.
+    public func expireEnvelopes(at now: UInt64) async throws(StoreError) -> Int {
+        guard now >= DirectSpace.retention else { return 0 }
+        let cutoff = Int64(now - DirectSpace.retention)
+        let deleted = Locked<(ids: [DocumentID], bytes: Int)>(([], 0))
+        try await writeSQL { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                "SELECT id, length(bytes) FROM documents WHERE channel = ? AND created < ?"
+            ).bind(.blob(DirectSpace.id.bytes), .integer(cutoff))
+            var found: (ids: [DocumentID], bytes: Int) = ([], 0)
+            while try statement.step() {
+                if let id = DocumentID(statement.blob(0)) { found.ids.append(id) }
+                found.bytes += Int(statement.integer(1))
+            }
+            statement.reset()
+            try connection.statement("DELETE FROM documents WHERE channel = ? AND created < ?")
+                .bind(.blob(DirectSpace.id.bytes), .integer(cutoff)).run()
+            for id in found.ids {
+                try connection.statement("DELETE FROM pending_writes WHERE id = ?").bind(.blob(id.bytes)).run()
+            }
+            deleted.set(found)
+        }
+        let (ids, bytes) = deleted.get()
+        reconciliationCache.remove(ids, from: DirectSpace.id)
+        directSpaceUsage.add(-Int(bytes))
+        _ = takePendingWrites(among: ids)
+        return ids.count
+    }
+
+    /// How many envelopes the space holds here, and their bytes.
+    public func directSpaceSize() throws(StoreError) -> (envelopes: Int, bytes: Int) {
+        (try documentCount(in: DirectSpace.id), directSpaceUsage.current)
+    }
+
+    private static let envelopesTriedSetting = "direct.envelopesTried"
+}

@@ -1,0 +1,171 @@
+@_spi(TestVectors) import DongneCore
+import DongneStore
+import Foundation
+import Testing
+
+@testable import Dongne
+
+/// Direct messages between nodes on loopback (PROTOCOL.md §1.8): sealed, carried by relays, read flags, blocks,
+/// forged receipts and retention. Every wait is for a snapshot or a stored state, bounded in time.
+@Suite(.serialized) struct DirectMessageTests {
+    @Test func aMessageArrivesUnreadAndItsReadFlagReachesTheSender() async throws {
+        let (a, b) = try await PhotoFixture.connectedPair()
+        defer { a.stop(); b.stop() }
+        let toB = a.node.conversation(with: b.node.publicKey)
+        let sent = try await toB.send("내일 7시에 봐요")
+        #expect(sent.isOutgoing && !sent.isRead && sent.metadata.hasPendingWrites)
+
+        let conversation = try await Self.first(b.node.conversations.snapshots()) { $0.documents.first?.unreadCount == 1 }
+        let entry = try #require(conversation.documents.first)
+        #expect(entry.correspondent == a.node.publicKey && entry.latest.content == .text("내일 7시에 봐요"))
+        #expect(entry.displayName == "민지")
+
+        let stored = try await Self.first(toB.messages.snapshots(includeMetadataChanges: true)) {
+            $0.documents.first?.metadata.hasPendingWrites == false
+        }
+        #expect(stored.documents.map(\.id) == [sent.id])
+
+        let readOnA = Task { try await Self.first(toB.messages.snapshots()) { $0.documents.first?.isRead == true } }
+        let fromA = b.node.conversation(with: a.node.publicKey)
+        let onB = try await fromA.messages.getDocuments()
+        #expect(onB.documents.map(\.id) == [sent.id] && !onB.documents[0].isOutgoing)
+        try await fromA.markRead([sent.id])
+        let read = try await readOnA.value
+        #expect(read.documentChanges.map(\.type) == [.modified])
+        #expect(try await b.node.conversations.getDocuments().documents.first?.unreadCount == 0)
+    }
+
+    @Test func aMessageWaitsOnARelayForARecipientWhoComesLater() async throws {
+        let cDirectory = NSTemporaryDirectory() + "dongne-dm-" + UUID().uuidString
+        let cKey = try await Self.keyOfNode(in: cDirectory)
+        let a = try await TestNode.start(name: "민지", listen: true)
+        defer { a.stop() }
+        let b = try await TestNode.start(name: "준호", listen: true)
+        defer { b.stop() }
+        try await a.node.connect(to: try #require(b.node.listeningAddress))
+        let sent = try await a.node.conversation(with: cKey).send("C, 이거 보면 연락해")
+        #expect(await ReconnectionTests.eventually(seconds: 30) { (try? b.node.store.directSpaceSize().envelopes) == 1 })
+        await a.node.stop()
+
+        let c = try await TestNode.start(name: "지수", directory: cDirectory)
+        defer { c.stop() }
+        try await c.node.connect(to: try #require(b.node.listeningAddress))
+        let arrived = try await Self.first(c.node.conversation(with: a.node.publicKey).messages.snapshots()) {
+            !$0.documents.isEmpty
+        }
+        #expect(arrived.documents.map(\.id) == [sent.id] && arrived.documents[0].author == a.node.publicKey)
+        let relayed = try await b.node.conversations.getDocuments()
+        #expect(relayed.isEmpty, "the relay has no conversation")
+    }
+
+    @Test func blockingHidesAPersonsDirectMessagesAtOnce() async throws {
+        let (a, b) = try await PhotoFixture.connectedPair()
+        defer { a.stop(); b.stop() }
+        try await a.node.conversation(with: b.node.publicKey).send("스팸")
+        let fromA = b.node.conversation(with: a.node.publicKey)
+        _ = try await Self.first(fromA.messages.snapshots()) { $0.count == 1 }
+        let hidden = Task { try await Self.first(fromA.messages.snapshots()) { $0.isEmpty } }
+        let listHidden = Task { try await Self.first(b.node.conversations.snapshots()) { $0.isEmpty } }
+        try await b.node.block(a.node.publicKey)
+        let (messages, list) = (try await hidden.value, try await listHidden.value)
+        #expect(messages.isEmpty && list.isEmpty)
+        try await b.node.unblock(a.node.publicKey)
+        #expect(try await fromA.messages.getDocuments().count == 1)
+    }
+
+    @Test func aReceiptNotFromTheRecipientChangesNothing() async throws {
+        let a = try await TestNode.start(name: "민지", envelopeClock: Self.now)
+        defer { a.stop() }
+        let bob = Others.bob, carol = Others.carol
+        let sent = try await a.node.conversation(with: bob.publicKey).send("for Bob")
+        let toCarol = try await a.node.conversation(with: carol.publicKey).send("for Carol")
+        // Carol claims to have read Bob's message; Bob claims to have read Carol's: neither is the recipient.
+        for (reader, id) in [(carol, sent.id), (bob, toCarol.id)] {
+            let receipt = try Document.sign(
+                .receipt(Receipt(recipient: a.node.publicKey, read: [id])), created: 1_764_400_100_000, by: reader)
+            try await a.node.receive(
+                try SealedEnvelope.seal(receipt, to: a.node.publicKey, wrapper: .generate(), at: Self.now))
+        }
+        // And a real one, last, which must count: the forged ones were tried before it.
+        let real = try Document.sign(
+            .receipt(Receipt(recipient: a.node.publicKey, read: [sent.id])), created: 1_764_400_100_000, by: bob)
+        try await a.node.receive(try SealedEnvelope.seal(real, to: a.node.publicKey, wrapper: .generate(), at: Self.now))
+        let toBob = a.node.conversation(with: bob.publicKey)
+        _ = try await Self.first(toBob.messages.snapshots()) { $0.documents.first?.isRead == true }
+        #expect(try await a.node.conversation(with: carol.publicKey).messages.getDocuments().documents[0].isRead == false)
+    }
+
+    @Test func withReceiptsOffNoReceiptLeaves() async throws {
+        let (a, b) = try await PhotoFixture.connectedPair()
+        defer { a.stop(); b.stop() }
+        try await b.node.setSendsReadReceipts(false)
+        #expect(!b.node.sendsReadReceipts)
+        let sent = try await a.node.conversation(with: b.node.publicKey).send("읽으면 알려줘")
+        let fromA = b.node.conversation(with: a.node.publicKey)
+        _ = try await Self.first(fromA.messages.snapshots()) { $0.count == 1 }
+        try await fromA.markRead([sent.id])
+        #expect(try await fromA.messages.getDocuments().documents[0].isRead, "read here")
+        try await b.node.sendReceiptsDue()
+        #expect(try b.node.store.directSpaceSize().envelopes == 1, "only A's envelope: no receipt was sealed")
+        #expect(try b.node.store.receiptsDue().isEmpty)
+    }
+
+    @Test func envelopesExpireAfterTheRetentionEverywhere() async throws {
+        let directory = NSTemporaryDirectory() + "dongne-dm-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let now = Self.now
+        var node = try await TestNode.start(name: "민지", directory: directory, envelopeClock: now)
+        let sent = try await node.node.conversation(with: Others.bob.publicKey).send("old news")
+        let stale = try SealedEnvelope.seal(
+            try Document.sign(.direct(DirectMessage(recipient: Others.carol.publicKey, content: .text("x"))), created: now, by: Others.dave),
+            to: Others.carol.publicKey, wrapper: .generate(), at: now - DirectSpace.retention - DirectSpace.hour)
+        let results = await node.node.receive([stale.bytes])
+        guard case .failure(.expired) = results[0] else { Issue.record("an expired envelope was taken: \(results[0])"); return }
+        #expect(try node.node.store.directSpaceSize().envelopes == 1)
+        await node.node.stop()
+
+        node = try await TestNode.start(name: "민지", directory: directory, envelopeClock: now + DirectSpace.retention + DirectSpace.hour)
+        defer { node.stop() }
+        #expect(try node.node.store.directSpaceSize() == (0, 0))
+        #expect(try node.node.store.reconciliationItems(in: DirectSpace.id).isEmpty)
+        let kept = try await node.node.conversation(with: Others.bob.publicKey).messages.getDocuments()
+        #expect(kept.documents.map(\.id) == [sent.id], "the user's own copy stays")
+    }
+
+    @Test func aDirectMessageToOneselfIsRefused() async throws {
+        let a = try await TestNode.start(name: "민지")
+        defer { a.stop() }
+        await #expect(throws: DongneError.directToSelf) { try await a.node.conversation(with: a.node.publicKey).send("나") }
+    }
+
+    static let now: UInt64 = 1_764_403_200_000
+
+    /// The public key a node in `directory` will have: started once and stopped, its data kept.
+    static func keyOfNode(in directory: String) async throws -> PublicKey {
+        let node = try await TestNode.start(name: "지수", directory: directory)
+        let key = node.node.publicKey
+        await node.node.stop()
+        return key
+    }
+
+    /// The first snapshot of `stream` that satisfies `condition`; fails after 30 seconds without one.
+    static func first<Item: SnapshotDocument>(
+        _ stream: AsyncThrowingStream<QuerySnapshot<Item>, any Error>,
+        where condition: @escaping @Sendable (QuerySnapshot<Item>) -> Bool
+    ) async throws -> QuerySnapshot<Item> {
+        try await withThrowingTaskGroup(of: QuerySnapshot<Item>?.self) { group in
+            group.addTask {
+                for try await snapshot in stream where condition(snapshot) { return snapshot }
+                return nil
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(30))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            guard let first else { throw DongneError.networkUnavailable("no snapshot matched within 30 s") }
+            return first
+        }
+    }
+}
