@@ -9,6 +9,10 @@ enum People {
     /// cheap to grind, so someone could make one whose fingerprint starts with another person's name; when
     /// the two readings point at different keys the query is refused with every candidate.
     static func resolve(_ query: String, among known: [PublicKey: String]) -> Result<PublicKey, CommandError> {
+        // A whole fingerprint names its key even if no one known has it: someone gave it to the user.
+        if let key = Fingerprint.publicKey(from: query), known[key] == nil, !known.values.contains(query) {
+            return .success(key)
+        }
         let prefix = query.lowercased()
         let byFingerprint = prefix.count >= 4 ? known.keys.filter { $0.fingerprint.full.hasPrefix(prefix) } : []
         var byName = known.filter { $0.value == query }.map(\.key)

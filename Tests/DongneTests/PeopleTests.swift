@@ -43,6 +43,13 @@ import Testing
         #expect(error.message == "a fingerprint prefix needs at least 4 characters; \(prefix) has 3")
     }
 
+    @Test func aWholeFingerprintNamesItsKeyEvenIfNoOneKnowsIt() throws {
+        let grouped = Self.other.fingerprint.grouped.uppercased()
+        #expect(try People.resolve(grouped, among: [Self.mike: "mike"]).get() == Self.other)
+        #expect(Fingerprint.publicKey(from: String(Self.other.fingerprint.full.dropLast()) + "9") == nil, "padding bits")
+        #expect(Fingerprint.publicKey(from: "0" + Self.other.fingerprint.full.dropFirst()) == nil, "not the alphabet")
+    }
+
     @Test func distinctKeysShowTheirShortFingerprint() {
         let shown = People.displayedFingerprint(of: Self.mike, among: [Self.mike, Self.other])
         #expect(shown == Self.mike.fingerprint.short)

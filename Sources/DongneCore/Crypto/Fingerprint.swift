@@ -35,6 +35,27 @@ public struct Fingerprint: Hashable, Sendable, CustomStringConvertible {
     /// The short form.
     public var description: String { short }
 
+    /// The key whose full fingerprint is `text` (spaces between groups and upper case allowed, as people copy
+    /// it); nil unless it is exactly one key's 52 characters, padding bits zero.
+    public static func publicKey(from text: String) -> PublicKey? {
+        let characters = Array(text.lowercased().utf8.filter { $0 != UInt8(ascii: " ") })
+        guard characters.count == 52 else { return nil }
+        var bytes: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bitCount = 0
+        for character in characters {
+            guard let value = alphabet.firstIndex(of: character) else { return nil }
+            buffer = buffer << 5 | UInt32(value)
+            bitCount += 5
+            if bitCount >= 8 {
+                bitCount -= 8
+                bytes.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bitCount)))
+            }
+        }
+        guard bytes.count == 32, buffer & ((1 << UInt32(bitCount)) - 1) == 0 else { return nil }
+        return PublicKey(bytes)
+    }
+
     /// Encodes bytes most-significant bit first, five bits a character, the last character padded with zero bits.
     static func zBase32(_ bytes: [UInt8]) -> String {
         var output: [UInt8] = []
