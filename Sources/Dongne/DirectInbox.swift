@@ -11,17 +11,53 @@ import Synchronization
 final class DirectInbox: Sendable {
     /// Envelopes read and tried per step.
     static let batch = 512
+    /// Most envelopes remembered as tried on arrival and not the user's, until a pass passes them.
+    static let maximumTriedOnArrival = 4_096
 
     private let key: DirectMessageKey
     private let store: Store
     private let queue: BackgroundQueue
+    /// The messages opened on arrival, shown until a pass keeps them.
+    private let arriving: ArrivingDirectMessages
     /// Whether a pass runs, and whether envelopes came meanwhile (then it runs once more).
     private let state = Mutex<(running: Bool, again: Bool)>((false, false))
+    /// Envelopes tried on arrival that were someone else's: a pass does not try them again.
+    private let triedOnArrival = Mutex<Set<DocumentID>>([])
 
-    init(identity: SigningKey, store: Store, queue: BackgroundQueue) {
+    /// Whether the user sends read receipts, asked at each pass.
+    private let sendsReceipts: @Sendable () -> Bool
+
+    init(
+        identity: SigningKey, store: Store, queue: BackgroundQueue, arriving: ArrivingDirectMessages,
+        sendsReceipts: @escaping @Sendable () -> Bool
+    ) {
         key = DirectMessageKey(identity)
         self.store = store
         self.queue = queue
+        self.arriving = arriving
+        self.sendsReceipts = sendsReceipts
+    }
+
+    /// Tries envelopes as they arrive, on the thread that checked them, so that a message for the user shows as
+    /// soon as a channel message would: those that hold one are held in ``ArrivingDirectMessages`` until a pass
+    /// keeps them; whether any did. Receipts wait for the pass.
+    func openOnArrival(_ envelopes: [Document]) -> Bool {
+        var opened = false
+        for envelope in envelopes {
+            guard case .sealed(let box) = envelope.body else { continue }
+            switch key.open(box) {
+            case .direct(let message, _):
+                arriving.add(message, envelope: envelope.id)
+                opened = true
+            case .notForThisKey, .invalid:
+                triedOnArrival.withLock { tried in
+                    if tried.count >= Self.maximumTriedOnArrival { tried.removeAll() }
+                    tried.insert(envelope.id)
+                }
+            case .receipt: continue
+            }
+        }
+        return opened
     }
 
     /// New envelopes were stored: tries them, and calls `changed` once what the user's conversations show has
@@ -51,8 +87,26 @@ final class DirectInbox: Sendable {
         while true {
             let envelopes = try store.envelopes(after: tried, limit: Self.batch)
             guard let last = envelopes.last?.sequence else { return changed }
-            let mail = await open(envelopes.map(\.box))
-            if try await store.keepOpened(mail, triedThrough: last) { changed = true }
+            var mail = OpenedMail()
+            var held: [DocumentID] = []
+            var untried: [SealedBox] = []
+            for envelope in envelopes {
+                if let message = arriving.message(carriedBy: envelope.id) {
+                    mail.messages.append(message)
+                    held.append(envelope.id)
+                } else if triedOnArrival.withLock({ $0.remove(envelope.id) == nil }) {
+                    untried.append(envelope.box)
+                }
+            }
+            let opened = await open(untried)
+            mail.messages += opened.messages
+            mail.receipts += opened.receipts
+            var readBefore: [DocumentID: UInt64] = [:]
+            for message in mail.messages { readBefore[message.id] = arriving.readTime(of: message.id) }
+            let kept = try await store.keepOpened(
+                mail, triedThrough: last, readBefore: readBefore, sendingReceipts: sendsReceipts())
+            if kept { changed = true }
+            if arriving.remove(carriedBy: held) { changed = true }
             tried = last
             if envelopes.count < Self.batch { return changed }
         }

@@ -300,6 +300,7 @@ actor ListenerHub {
     func showArriving(channels: Set<ChannelID>) {
         admitPending()
         for channel in channels { recompute(channel, arrivalsOnly: true) }
+        if channels.contains(DirectSpace.id) { refreshDirect() }
     }
 
     /// These documents were committed: recomputes the queries of their channels, but for a channel whose new

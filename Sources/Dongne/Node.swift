@@ -72,7 +72,10 @@ public final class Node: Sendable {
         hub = ListenerHub(source: source, loop: loop)
         envelopeKeys = EnvelopeKeys(
             strength: DirectSpace.envelopeStampStrength(required: configuration.admission.requiredStampStrength))
-        inbox = DirectInbox(identity: identity.current, store: store, queue: background)
+        let receiptsSetting = configuration.sendsReadReceipts
+        inbox = DirectInbox(
+            identity: identity.current, store: store, queue: background, arriving: source.arrivingDirect,
+            sendsReceipts: { [store] in Node.sendsReadReceipts(in: store, default: receiptsSetting) })
     }
 
     /// Starts a node: creates the data directory if needed, loads (or makes) the identity, opens the store, and
@@ -390,7 +393,10 @@ public final class Node: Sendable {
     }
 
     private func check(_ admitted: AdmittedBatch) -> (AdmittedBatch, showing: Set<ChannelID>) {
-        (admitted, source.arriving.add(admitted.newDocuments, except: identity.publicKey))
+        var showing = source.arriving.add(admitted.newDocuments, except: identity.publicKey)
+        let envelopes = admitted.newDocuments.filter { $0.channel == DirectSpace.id }
+        if !envelopes.isEmpty, inbox.openOnArrival(envelopes) { showing.insert(DirectSpace.id) }
+        return (admitted, showing)
     }
 
     /// Shows the messages ``check(parsed:)`` held in these channels to their listeners.

@@ -16,7 +16,12 @@ extension Node {
     /// Whether this node sends read receipts (the user's choice, remembered; ``Configuration/sendsReadReceipts``
     /// until they make one).
     public var sendsReadReceipts: Bool {
-        (try? store.setting(Self.receiptsSetting)).flatMap(\.first).map { $0 == 1 } ?? configuration.sendsReadReceipts
+        Self.sendsReadReceipts(in: store, default: configuration.sendsReadReceipts)
+    }
+
+    /// The user's remembered choice in `store`, else `default`.
+    static func sendsReadReceipts(in store: Store, default: Bool) -> Bool {
+        (try? store.setting(receiptsSetting)).flatMap(\.first).map { $0 == 1 } ?? `default`
     }
 
     /// Turns read receipts on or off, and remembers it. Off, no receipt is sent, not even for messages read
@@ -26,26 +31,39 @@ extension Node {
         if !on { try await store.clearReceiptsDue(try store.receiptsDue().values.flatMap { $0 }) }
     }
 
-    /// Seals `content` to `recipient`, stores it (the envelope as a pending write of the space, the message among
-    /// the user's own), shows it to listeners, and offers the envelope to peers after the hold-back.
+    /// Seals `content` to `recipient` and queues it for the store (the envelope as a pending write of the space,
+    /// the message among the user's own); offers the envelope to peers at once, or after the hold-back, without
+    /// waiting for the disk; shows it to listeners once reads see it; returns once it is durable.
     func sendDirect(_ content: MessageContent, to recipient: PublicKey) async throws -> DirectMessageSnapshot {
         guard recipient != publicKey else { throw DongneError.directToSelf }
         let inner = try await sign(.direct(DirectMessage(recipient: recipient, content: content)))
         let envelope = try await seal(inner, to: recipient)
-        try await store.insertOwnDirect(inner, envelope: envelope, to: recipient)
-        await hub.refreshDirect()
-        offerAfterHoldBack([envelope])
+        let visible = Promise<Bool>()
+        let durable = Promise<Result<[InsertOutcome], StoreError>>()
+        // Queued before it is offered, so that no acknowledgement can overtake its pending state.
+        store.submitOwnDirect(inner, envelope: envelope, to: recipient, whenVisible: { visible.fulfill(true) }) {
+            visible.fulfill(false)  // no-op when it was visible
+            durable.fulfill($0)
+        }
+        offer([envelope])
+        if await visible.value { await hub.refreshDirect() }
+        _ = try await durable.value.get()
         let row = DirectMessageRow(document: inner, correspondent: recipient, isOutgoing: true, isPending: true, read: nil)
         return DirectMessageSnapshot(row, isFromCache: await hub.isFromCache(DirectSpace.id))!
     }
 
     /// Marks received messages read (see ``Conversation/markRead(_:)``).
+    ///
+    /// A message shown as it arrived, before the inbox kept it, is read from then on and kept as read (its
+    /// receipt goes once it is kept).
     func markRead(_ ids: [DocumentID]) async throws {
         let receipts = sendsReadReceipts
-        let marked = try await store.markRead(ids, at: configuration.clock.now(), sendingReceipts: receipts)
-        guard !marked.isEmpty else { return }
+        let now = configuration.clock.now()
+        let marked = try await store.markRead(ids, at: now, sendingReceipts: receipts)
+        let early = source.arrivingDirect.markRead(ids.filter { !marked.contains($0) }, at: now)
+        guard !marked.isEmpty || !early.isEmpty else { return }
         await hub.refreshDirect()
-        if receipts { sendReceiptsAfterHoldBack() }
+        if receipts, !marked.isEmpty { sendReceiptsAfterHoldBack() }
     }
 
     /// `inner` in an envelope for `recipient`, signed by a one-time key.
@@ -56,24 +74,31 @@ extension Node {
         }
     }
 
-    /// Offers envelopes already stored to peers once a random hold-back has passed (PROTOCOL.md §1.8.1); a node
-    /// that stops first offers them by reconciliation when it is back.
-    private func offerAfterHoldBack(_ envelopes: [Document]) {
-        let range = configuration.directHoldBack
-        let delay = Duration.milliseconds(
-            Int64.random(in: range.lowerBound.milliseconds...max(range.lowerBound, range.upperBound).milliseconds))
-        _ = loop.schedule(at: .now + delay) { [weak self] in
-            guard let network = self?.network.get() else { return }
+    /// Offers envelopes queued for the store to peers, after a random hold-back (PROTOCOL.md §1.8.1): without one,
+    /// from this thread when the loop is free, as a channel message is sent; a node that stops first offers them
+    /// by reconciliation when it is back.
+    private func offer(_ envelopes: [Document]) {
+        guard let network = network.get() else { return }
+        let publish: @Sendable () -> Void = {
             network.assumeIsolated { network in for envelope in envelopes { network.published(envelope) } }
         }
+        let delay = randomHoldBack()
+        guard delay > .zero else {
+            if loop.runIfFree(publish) == nil { loop.execute(publish) }
+            return
+        }
+        _ = loop.schedule(at: .now + delay, publish)
+    }
+
+    private func randomHoldBack() -> Duration {
+        let range = configuration.directHoldBack
+        let upper = max(range.lowerBound, range.upperBound).milliseconds
+        return .milliseconds(Int64.random(in: range.lowerBound.milliseconds...upper))
     }
 
     /// Sends the receipts owed, after the hold-back: one per correspondent and 64 ids, naming the messages shown.
     private func sendReceiptsAfterHoldBack() {
-        let range = configuration.directHoldBack
-        let delay = Duration.milliseconds(
-            Int64.random(in: range.lowerBound.milliseconds...max(range.lowerBound, range.upperBound).milliseconds))
-        _ = loop.schedule(at: .now + delay) { [weak self] in
+        _ = loop.schedule(at: .now + randomHoldBack()) { [weak self] in
             guard let self else { return }
             Task { try? await self.sendReceiptsDue() }
         }
@@ -97,7 +122,12 @@ extension Node {
 
     /// Envelopes were stored: the user's own among them are found and shown.
     func envelopesStored() {
-        inbox.envelopesStored { [weak self] in await self?.hub.refreshDirect() }
+        inbox.envelopesStored { [weak self] in
+            guard let self else { return }
+            await hub.refreshDirect()
+            // Messages read as they arrived owe their receipts once kept.
+            if sendsReadReceipts, (try? store.receiptsDue().isEmpty) == false { sendReceiptsAfterHoldBack() }
+        }
     }
 
     /// Deletes the envelopes past their retention, now and every hour while the node runs.

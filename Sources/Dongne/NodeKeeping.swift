@@ -48,6 +48,7 @@ extension Node {
                     // again.
                     source.arriving.remove(fresh)
                     hub.assumeIsolated { $0.refresh(channels: channels) }
+                    if source.arrivingDirect.remove(carriedBy: fresh.map(\.id)) { hub.assumeIsolated { $0.refreshDirect() } }
                 }
                 // The user's own among new envelopes are found after they are stored and relayed.
                 if committed.isSet && channels.contains(DirectSpace.id) { self.envelopesStored() }

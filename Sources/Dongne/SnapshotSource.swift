@@ -10,6 +10,8 @@ struct SnapshotSource: Sendable {
 
     /// Messages shown before their commit (received and checked, or local), merged into every read.
     let arriving = ArrivingMessages()
+    /// Direct messages for the user shown before they are kept, merged into every read of conversations.
+    let arrivingDirect = ArrivingDirectMessages()
 
     /// The arriving messages of a channel that show before their commit (see
     /// ``Store/arrivalShowing(of:by:)``): what every query of the channel merges in, checked once for all.

@@ -33,6 +33,13 @@ public struct ConversationRow: Sendable, Equatable {
     public let latest: DirectMessageRow
     /// Received messages not shown yet.
     public let unreadCount: Int
+
+    /// A row.
+    public init(correspondent: PublicKey, latest: DirectMessageRow, unreadCount: Int) {
+        self.correspondent = correspondent
+        self.latest = latest
+        self.unreadCount = unreadCount
+    }
 }
 
 /// What opening new envelopes found for this node's user.
@@ -55,36 +62,41 @@ public struct OpenedMail: Sendable, Equatable {
 }
 
 extension Store {
-    /// Stores a message this node's user sends: its envelope as a pending local write (gossiped and reconciled
-    /// like any document of the space) and the inner document among the user's direct messages, in one write.
-    public func insertOwnDirect(_ inner: Document, envelope: Document, to recipient: PublicKey) async throws(StoreError) {
-        let result = await withCheckedContinuation { continuation in
-            submitLocal([envelope], alsoWriting: { connection throws(SQLiteError) in
-                try connection.statement(
-                    "INSERT OR IGNORE INTO direct_messages (id, correspondent, outgoing, created, envelope, bytes) "
-                        + "VALUES (?, ?, 1, ?, ?, ?)"
-                ).bind(
-                    .blob(inner.id.bytes), .blob(recipient.bytes), .integer(Int64(inner.created)),
-                    .blob(envelope.id.bytes), .blob(inner.bytes)
-                ).run()
-            }) { continuation.resume(returning: $0) }
-        }
+    /// Queues a message this node's user sends and returns at once: its envelope as a pending local write
+    /// (gossiped and reconciled like any document of the space) and the inner document among the user's direct
+    /// messages, in one write. `whenVisible` hears when reads see it, `completion` once it is durable.
+    public func submitOwnDirect(
+        _ inner: Document, envelope: Document, to recipient: PublicKey, whenVisible: (@Sendable () -> Void)? = nil,
+        completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
+    ) {
         directSpaceUsage.add(envelope.bytes.count)
-        _ = try result.get()
+        submitLocal([envelope], whenVisible: whenVisible, alsoWriting: { connection throws(SQLiteError) in
+            try connection.statement(
+                "INSERT OR IGNORE INTO direct_messages (id, correspondent, outgoing, created, envelope, bytes) "
+                    + "VALUES (?, ?, 1, ?, ?, ?)"
+            ).bind(
+                .blob(inner.id.bytes), .blob(recipient.bytes), .integer(Int64(inner.created)),
+                .blob(envelope.id.bytes), .blob(inner.bytes)
+            ).run()
+        }, completion: completion)
     }
 
     /// The envelopes stored after sequence number `sequence`, in arrival order, at most `limit`: the ones this
     /// node has not tried to open yet.
-    public func envelopes(after sequence: Int64, limit: Int) throws(StoreError) -> [(sequence: Int64, box: SealedBox)] {
+    public func envelopes(after sequence: Int64, limit: Int) throws(StoreError)
+        -> [(sequence: Int64, id: DocumentID, box: SealedBox)]
+    {
         try read { connection throws(SQLiteError) in
             let statement = try connection.statement(
                 "SELECT seq, bytes FROM documents WHERE seq > ? AND channel = ? ORDER BY seq LIMIT ?"
             ).bind(.integer(sequence), .blob(DirectSpace.id.bytes), .integer(Int64(limit)))
-            var found: [(Int64, SealedBox)] = []
+            var found: [(Int64, DocumentID, SealedBox)] = []
             while try statement.step() {
                 let sequence = statement.integer(0)
-                guard case .sealed(let box)? = try? Document(reloadingVerified: statement.blob(1)).body else { continue }
-                found.append((sequence, box))
+                guard let envelope = try? Document(reloadingVerified: statement.blob(1)),
+                    case .sealed(let box) = envelope.body
+                else { continue }
+                found.append((sequence, envelope.id, box))
             }
             return found
         }
@@ -99,18 +111,30 @@ extension Store {
     /// Keeps what opening envelopes up to sequence number `sequence` found, and that they were tried, in one
     /// write: new messages from others, and receipts that mark the user's sent messages read (only those sent
     /// to the receipt's author). Whether anything a conversation shows changed.
-    public func keepOpened(_ mail: OpenedMail, triedThrough sequence: Int64) async throws(StoreError) -> Bool {
+    ///
+    /// `readBefore` holds messages the user was shown before they were kept (from memory, as they arrived), with
+    /// when: they are kept as read, and owed a receipt if `sendingReceipts`.
+    public func keepOpened(
+        _ mail: OpenedMail, triedThrough sequence: Int64, readBefore: [DocumentID: UInt64] = [:],
+        sendingReceipts: Bool = false
+    ) async throws(StoreError) -> Bool {
         let changed = Locked(false)
         try await writeSQL { connection throws(SQLiteError) in
             for message in mail.messages {
+                let read = readBefore[message.id].map { SQLValue.integer(Int64($0)) } ?? .null
                 try connection.statement(
-                    "INSERT OR IGNORE INTO direct_messages (id, correspondent, outgoing, created, bytes) "
-                        + "VALUES (?, ?, 0, ?, ?)"
+                    "INSERT OR IGNORE INTO direct_messages (id, correspondent, outgoing, created, bytes, read) "
+                        + "VALUES (?, ?, 0, ?, ?, ?)"
                 ).bind(
                     .blob(message.id.bytes), .blob(message.author.bytes), .integer(Int64(message.created)),
-                    .blob(message.bytes)
+                    .blob(message.bytes), read
                 ).run()
-                if connection.changes > 0 { changed.set(true) }
+                guard connection.changes > 0 else { continue }
+                changed.set(true)
+                if sendingReceipts, readBefore[message.id] != nil {
+                    try connection.statement("INSERT OR IGNORE INTO receipts_due (message, correspondent) VALUES (?, ?)")
+                        .bind(.blob(message.id.bytes), .blob(message.author.bytes)).run()
+                }
             }
             for receipt in mail.receipts {
                 for id in receipt.read {
@@ -189,6 +213,15 @@ extension Store {
                 if let row = Self.directRow(statement, correspondent: correspondent) { rows.append(row) }
             }
             return rows.reversed()
+        }
+    }
+
+    /// Whether the user's direct messages include `id`.
+    public func hasDirectMessage(_ id: DocumentID) throws(StoreError) -> Bool {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT 1 FROM direct_messages WHERE id = ?").bind(.blob(id.bytes))
+            defer { statement.reset() }
+            return try statement.step()
         }
     }
 

@@ -14,6 +14,17 @@ enum Measure {
         return rates.sorted()[rates.count / 2]
     }
 
+    /// ``rate(count:repetitions:_:)`` of synchronous work.
+    static func rateSync(count: Int, repetitions: Int = 3, _ body: () throws -> Void) rethrows -> Double {
+        var rates: [Double] = []
+        for _ in 0..<repetitions {
+            let start = ContinuousClock.now
+            try body()
+            rates.append(Double(count) / seconds(ContinuousClock.now - start))
+        }
+        return rates.sorted()[rates.count / 2]
+    }
+
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }

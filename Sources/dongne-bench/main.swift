@@ -8,9 +8,10 @@ import Foundation
 //   swift run -c release dongne-bench simulate
 //   swift run -c release dongne-bench sync
 //   swift run -c release dongne-bench delivery
+//   swift run -c release dongne-bench direct
 //   scripts/bench-lan                 (runs dongne-bench lan-node on the hosts of scripts/lan)
 
-let usage = "usage: dongne-bench ingest | listeners | simulate | sync | delivery"
+let usage = "usage: dongne-bench ingest | listeners | simulate | sync | delivery | direct"
 switch CommandLine.arguments.dropFirst().first {
 case "ingest":
     let met = try await IngestBenchmark.run()
@@ -26,6 +27,9 @@ case "sync":
     exit(met ? 0 : 1)
 case "delivery":
     let met = try await DeliveryBenchmark.run()
+    exit(met ? 0 : 1)
+case "direct":
+    let met = try await DirectBenchmark.run()
     exit(met ? 0 : 1)
 case "lan-node":
     let met = try await LanNode.run(Array(CommandLine.arguments.dropFirst(2)))

@@ -1,0 +1,58 @@
+import DongneStore
+import Synchronization
+
+/// Direct messages for this user shown before they are kept: opened as their envelope was received and checked,
+/// until the inbox has written them among the user's messages (or the envelope's commit failed).
+///
+/// The same promise as ``ArrivingMessages`` for channels: a message shows as soon as it is known to be its
+/// author's (here: its envelope's signature held, the envelope opened with the user's key, and the inner
+/// signature held), not after two commits and their syncs. Reads merge these with what the store returns.
+///
+/// A held message shown to the user is read from then on (``markRead(_:at:)``): kept as read, with its receipt
+/// owed, when the inbox keeps it.
+final class ArrivingDirectMessages: Sendable {
+    private struct Held {
+        /// Inner documents by the id of the envelope that carried them.
+        var messages: [DocumentID: Document] = [:]
+        /// When each held message that was shown was read, by the message's id.
+        var read: [DocumentID: UInt64] = [:]
+    }
+
+    private let held = Mutex(Held())
+
+    /// Holds `message`, carried by `envelope`.
+    func add(_ message: Document, envelope: DocumentID) { held.withLock { $0.messages[envelope] = message } }
+
+    /// The held message carried by `envelope`, if any.
+    func message(carriedBy envelope: DocumentID) -> Document? { held.withLock { $0.messages[envelope] } }
+
+    /// Marks the held messages among `ids` read at `time`; the ids that were held and unread.
+    func markRead(_ ids: [DocumentID], at time: UInt64) -> [DocumentID] {
+        held.withLock { held in
+            let holding = Set(held.messages.values.map(\.id))
+            return ids.filter { holding.contains($0) && held.read[$0] == nil }.map { id in
+                held.read[id] = time
+                return id
+            }
+        }
+    }
+
+    /// When a held message was read, if it was.
+    func readTime(of id: DocumentID) -> UInt64? { held.withLock { $0.read[id] } }
+
+    /// Lets go of the messages carried by these envelopes (kept now, or their envelopes not stored); whether any
+    /// was held.
+    @discardableResult
+    func remove(carriedBy envelopes: [DocumentID]) -> Bool {
+        held.withLock { held in
+            envelopes.reduce(false) { removed, envelope in
+                guard let message = held.messages.removeValue(forKey: envelope) else { return removed }
+                held.read[message.id] = nil
+                return true
+            }
+        }
+    }
+
+    /// Every held message, in no order.
+    var messages: [Document] { held.withLock { Array($0.messages.values) } }
+}

@@ -1,0 +1,161 @@
+import CSodium
+import Dongne
+import DongneStore
+import Foundation
+
+/// `dongne-bench direct`: what direct messages cost (PROTOCOL.md §1.8), each beside its limit measured in the
+/// same run:
+///
+/// - trial decryption of envelopes sealed to others, against raw `crypto_box_seal_open` failures with the same
+///   keys (target ≥ 0.8);
+/// - one hop over loopback, `send` on A to the conversation listener's callback on B, against a channel
+///   message's one hop between the same nodes (target ≤ 1.2 at p50 and p99);
+/// - two stores holding the same 100,000 envelopes reconcile the space in one round trip and ≤ 1 KiB.
+enum DirectBenchmark {
+    static func run() async throws -> Bool {
+        let trial = try trialDecryption(count: 20_000)
+        let delivery = try await oneHop(count: 500)
+        let sync = try await inSync(count: 100_000)
+        return trial && delivery && sync
+    }
+
+    // MARK: Trial decryption
+
+    static func trialDecryption(count: Int) throws -> Bool {
+        let me = SigningKey.generate()
+        let boxes = try (0..<count).map { _ -> SealedBox in
+            let author = SigningKey.generate(), recipient = SigningKey.generate()
+            let inner = try Document.sign(
+                .direct(DirectMessage(recipient: recipient.publicKey, content: .text("안녕하세요, 내일 봐요"))),
+                created: 1_764_400_000_000, by: author)
+            guard case .sealed(let box) = try SealedEnvelope.seal(
+                inner, to: recipient.publicKey, wrapper: .generate(), at: 1_764_400_000_000).body
+            else { throw BenchmarkError("not an envelope") }
+            return box
+        }
+        let key = DirectMessageKey(me)
+        var opened = 0
+        let ours = Measure.rateSync(count: count) {
+            for box in boxes where key.open(box) != .notForThisKey { opened += 1 }
+        }
+        let (curvePublic, curveSecret) = curveKeys(of: me)
+        var output = [UInt8](repeating: 0, count: DirectSpace.paddedSizes.last!)
+        var failures = 0
+        let raw = Measure.rateSync(count: count) {
+            for box in boxes where crypto_box_seal_open(&output, box.box, UInt64(box.box.count), curvePublic, curveSecret) != 0 {
+                failures += 1
+            }
+        }
+        Measure.report("envelopes sealed to others, tried", "\(count) (\(opened) opened)")
+        Measure.report("trial decryption (DirectMessageKey.open)", Measure.perSecond(ours))
+        Measure.report("raw crypto_box_seal_open failures, same keys", Measure.perSecond(raw))
+        Measure.report("3,000 envelopes a day cost, one core", String(format: "%.0f ms", 3_000 / ours * 1_000))
+        return Measure.ratio("trial decryption / raw failures", ours / raw, atLeast: 0.8) && opened == 0
+            && failures == count * 3
+    }
+
+    private static func curveKeys(of key: SigningKey) -> ([UInt8], [UInt8]) {
+        var publicKey = [UInt8](repeating: 0, count: 32), secretKey = [UInt8](repeating: 0, count: 64)
+        crypto_sign_seed_keypair(&publicKey, &secretKey, key.seedBytes)
+        var curvePublic = [UInt8](repeating: 0, count: 32), curveSecret = [UInt8](repeating: 0, count: 32)
+        crypto_sign_ed25519_pk_to_curve25519(&curvePublic, publicKey)
+        crypto_sign_ed25519_sk_to_curve25519(&curveSecret, secretKey)
+        return (curvePublic, curveSecret)
+    }
+
+    // MARK: One hop
+
+    static func oneHop(count: Int) async throws -> Bool {
+        let directories = (0..<2).map { _ in NSTemporaryDirectory() + "dongne-bench-direct-" + UUID().uuidString }
+        defer { for directory in directories { try? FileManager.default.removeItem(atPath: directory) } }
+        var configurations = ["a", "b"].enumerated().map { index, name in
+            Configuration.bench(dataDirectory: directories[index], displayName: name, listenPort: 0)
+        }
+        for index in configurations.indices { configurations[index].directHoldBack = .zero ... .zero }
+        let a = try await Node.start(configurations[0])
+        let b = try await Node.start(configurations[1])
+        let channelA = try await a.join("서울특별시")
+        let channelB = try await b.join("서울특별시")
+        try await b.connect(to: a.listeningAddress!.replacingOccurrences(of: "0.0.0.0", with: "127.0.0.1"))
+        let text = String(repeating: "가", count: 70)
+
+        let channelArrivals = Arrivals()
+        let channelListener = try channelB.messages.order(by: .created).limit(toLast: 1).addSnapshotListener { _, _ in
+            channelArrivals.record()
+        }
+        defer { channelListener.remove() }
+        try await channelArrivals.wait(for: 1)
+        let channel = try await hops(count: count, arrivals: channelArrivals) { try await channelA.send(.text("\(text) \($0)")) }
+
+        let directArrivals = Arrivals()
+        let directListener = b.conversation(with: a.publicKey).messages.limit(toLast: 1).addSnapshotListener { _, _ in
+            directArrivals.record()
+        }
+        defer { directListener.remove() }
+        try await directArrivals.wait(for: 1)
+        let toB = a.conversation(with: b.publicKey)
+        let direct = try await hops(count: count, arrivals: directArrivals) { try await toB.send("\(text) \($0)") }
+
+        Measure.report("one hop, channel message: send on A → listener on B", ListenerBenchmark.percentiles(channel))
+        Measure.report("one hop, direct message: send on A → listener on B", ListenerBenchmark.percentiles(direct))
+        let (c, d) = (channel.sorted(), direct.sorted())
+        let p50 = Measure.ratio("direct / channel, p50", d[d.count / 2] / c[c.count / 2], atMost: 1.2)
+        let p99 = Measure.ratio("direct / channel, p99", d[d.count * 99 / 100] / c[c.count * 99 / 100], atMost: 1.2)
+        await b.stop()
+        await a.stop()
+        return p50 && p99
+    }
+
+    /// Times from `send(index)` to the next listener callback, `count` times after 50 of warm-up.
+    private static func hops(
+        count: Int, arrivals: Arrivals, _ send: (Int) async throws -> Void
+    ) async throws -> [Double] {
+        var times: [Double] = []
+        for index in 0..<(count + 50) {
+            let before = arrivals.count
+            let start = ContinuousClock.now
+            try await send(index)
+            try await arrivals.wait(for: before + 1)
+            if index >= 50 { times.append(Measure.seconds(arrivals.last! - start)) }
+        }
+        return times
+    }
+
+    // MARK: In sync
+
+    static func inSync(count: Int) async throws -> Bool {
+        let now: UInt64 = 1_764_400_000_000
+        var envelopes: [Document] = []
+        envelopes.reserveCapacity(count)
+        for index in 0..<count {
+            let author = SigningKey.generate(), recipient = SigningKey.generate()
+            let inner = try Document.sign(
+                .direct(DirectMessage(recipient: recipient.publicKey, content: .text("메시지 \(index)"))),
+                created: now, by: author)
+            // Spread over the retention, as a month of mail is.
+            let sealedAt = now - UInt64.random(in: 0..<DirectSpace.retention)
+            envelopes.append(try SealedEnvelope.seal(inner, to: recipient.publicKey, wrapper: .generate(), at: sealedAt))
+        }
+        var items: [[NegentropyItem]] = []
+        for _ in 0..<2 {
+            let directory = NSTemporaryDirectory() + "dongne-bench-space-" + UUID().uuidString
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let store = try Store(path: directory + "/dongne.sqlite")
+            for start in stride(from: 0, to: count, by: 1_000) {
+                _ = try await store.insert(Array(envelopes[start..<min(count, start + 1_000)]))
+            }
+            items.append(try store.reconciliationItems(in: DirectSpace.id))
+            store.close()
+        }
+        var first = Negentropy(items: items[0])
+        var second = Negentropy(items: items[1])
+        let opening = first.initiate()
+        let answer = try second.reconcile(opening).reply!
+        let finished = try first.reconcile(answer).reply == nil
+        Measure.report("direct-message space in sync: envelopes", "\(items[0].count) on each side")
+        Measure.report("in sync: round trips", finished ? "1" : "more than 1")
+        let bytes = Measure.ratio("in sync: bytes exchanged", Double(opening.count + answer.count), atMost: 1_024)
+        return finished && bytes && items[0].count == count
+    }
+}
