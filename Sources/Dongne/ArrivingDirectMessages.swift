@@ -8,6 +8,8 @@ import Synchronization
 /// author's (here: its envelope's signature held, the envelope opened with the user's key, and the inner
 /// signature held), not after two commits and their syncs. Reads merge these with what the store returns.
 ///
+/// The user's own messages are held the same way while their commit waits (``addSent(_:)``).
+///
 /// A held message shown to the user is read from then on (``markRead(_:at:)``): kept as read, with its receipt
 /// owed, when the inbox keeps it.
 final class ArrivingDirectMessages: Sendable {
@@ -16,12 +18,43 @@ final class ArrivingDirectMessages: Sendable {
         var messages: [DocumentID: Document] = [:]
         /// When each held message that was shown was read, by the message's id.
         var read: [DocumentID: UInt64] = [:]
+        /// Envelopes whose message shows before its signatures are checked (see ``addUnchecked(_:envelope:)``).
+        var unchecked: Set<DocumentID> = []
+        /// The user's own messages being sent, by id, shown as pending writes until their commit is visible.
+        var sent: [DocumentID: Document] = [:]
     }
 
     private let held = Mutex(Held())
 
     /// Holds `message`, carried by `envelope`.
-    func add(_ message: Document, envelope: DocumentID) { held.withLock { $0.messages[envelope] = message } }
+    func add(_ message: Document, envelope: DocumentID) {
+        held.withLock { held in
+            held.messages[envelope] = message
+            held.unchecked.remove(envelope)
+        }
+    }
+
+    /// Holds `message` before its signature and its envelope's are checked: it came over a session whose peer
+    /// proved it holds the author's key. ``checked(envelope:)`` or ``remove(carriedBy:)`` follows.
+    func addUnchecked(_ message: Document, envelope: DocumentID) {
+        held.withLock { held in
+            held.messages[envelope] = message
+            held.unchecked.insert(envelope)
+        }
+    }
+
+    /// The message of `envelope` held before its checks, if any.
+    func uncheckedMessage(carriedBy envelope: DocumentID) -> Document? {
+        held.withLock { $0.unchecked.contains(envelope) ? $0.messages[envelope] : nil }
+    }
+
+    /// The envelopes among `envelopes` whose messages are held before their checks.
+    func unchecked(among envelopes: [DocumentID]) -> [DocumentID] {
+        held.withLock { held in envelopes.filter(held.unchecked.contains) }
+    }
+
+    /// The checks of `envelope` and its message held.
+    func checked(envelope: DocumentID) { _ = held.withLock { $0.unchecked.remove(envelope) } }
 
     /// The held message carried by `envelope`, if any.
     func message(carriedBy envelope: DocumentID) -> Document? { held.withLock { $0.messages[envelope] } }
@@ -46,12 +79,23 @@ final class ArrivingDirectMessages: Sendable {
     func remove(carriedBy envelopes: [DocumentID]) -> Bool {
         held.withLock { held in
             envelopes.reduce(false) { removed, envelope in
+                held.unchecked.remove(envelope)
                 guard let message = held.messages.removeValue(forKey: envelope) else { return removed }
                 held.read[message.id] = nil
                 return true
             }
         }
     }
+
+    /// Holds a message the user is sending, shown as a pending write until ``removeSent(_:)``: as a channel
+    /// message is, so that its commit may wait a few milliseconds off its way.
+    func addSent(_ message: Document) { held.withLock { $0.sent[message.id] = message } }
+
+    /// Lets go of a message the user sent (its commit is visible, or failed).
+    func removeSent(_ id: DocumentID) { _ = held.withLock { $0.sent.removeValue(forKey: id) } }
+
+    /// The user's messages being sent, in no order.
+    var sentMessages: [Document] { held.withLock { Array($0.sent.values) } }
 
     /// Every held message, in no order.
     var messages: [Document] { held.withLock { Array($0.messages.values) } }

@@ -6,23 +6,40 @@ import DongneStore
 extension SnapshotSource {
     /// The messages `query` selects.
     func directMessages(_ query: DirectMessageQuery, isFromCache: Bool) throws(StoreError) -> [DirectMessageSnapshot] {
-        let blocked = try store.blockedAuthors()
-        if query.last == 0 || blocked.contains(query.correspondent) { return [] }
+        if query.last == 0 || store.isBlocked(query.correspondent) { return [] }
         let rows = try store.directMessages(with: query.correspondent, last: query.last)
         var snapshots = rows.compactMap { DirectMessageSnapshot($0, isFromCache: isFromCache) }
-        let arriving = try arrivingDirect(from: query.correspondent, besides: Set(snapshots.map(\.id)))
-        guard !arriving.isEmpty else { return snapshots }
-        snapshots += arriving.compactMap { DirectMessageSnapshot(row(arriving: $0), isFromCache: isFromCache) }
+        let returned = Set(snapshots.map(\.id))
+        let arriving = try arrivingDirect(from: query.correspondent, besides: returned)
+        let sent = sending(to: query.correspondent, besides: returned)
+        guard !arriving.isEmpty || !sent.isEmpty else { return snapshots }
+        snapshots += (arriving.map(row(arriving:)) + sent.map(Self.row(sending:))).compactMap {
+            DirectMessageSnapshot($0, isFromCache: isFromCache)
+        }
         snapshots.sort { $0.position < $1.position }
         return query.last.map { Array(snapshots.suffix($0)) } ?? snapshots
+    }
+
+    /// `previous` (the results of `query` as last computed) with the held messages it lacks merged in: what
+    /// ``directMessages(_:isFromCache:)`` gives when nothing but their arrival changed, without asking the store.
+    func addingArrivingDirect(
+        to previous: [DirectMessageSnapshot], _ query: DirectMessageQuery, isFromCache: Bool
+    ) -> [DirectMessageSnapshot] {
+        guard query.last != 0, !store.isBlocked(query.correspondent) else { return previous }
+        let shown = Set(previous.map(\.id))
+        let new = arrivingDirect.messages.filter { $0.author == query.correspondent && !shown.contains($0.id) }
+            .map(row(arriving:)) + sending(to: query.correspondent, besides: shown).map(Self.row(sending:))
+        guard !new.isEmpty else { return previous }
+        var merged = previous + new.compactMap { DirectMessageSnapshot($0, isFromCache: isFromCache) }
+        merged.sort { $0.position < $1.position }
+        return query.last.map { Array(merged.suffix($0)) } ?? merged
     }
 
     /// Every conversation, latest first.
     func conversations(isFromCache: Bool) throws(StoreError) -> [ConversationSnapshot] {
         var rows = try store.conversationRows()
-        let blocked = try store.blockedAuthors()
         for (correspondent, arriving) in Dictionary(grouping: arrivingDirect.messages, by: \.author)
-        where !blocked.contains(correspondent) {
+        where !store.isBlocked(correspondent) {
             var new: [Document] = []
             for message in arriving where !(try store.hasDirectMessage(message.id)) { new.append(message) }
             guard let newest = new.max(by: { ($0.created, $0.id) < ($1.created, $1.id) }) else { continue }
@@ -35,6 +52,17 @@ extension SnapshotSource {
             }
             let row = ConversationRow(
                 correspondent: correspondent, latest: latest, unreadCount: (stored?.unreadCount ?? 0) + unread)
+            if let index { rows[index] = row } else { rows.append(row) }
+        }
+        for message in arrivingDirect.sentMessages {
+            guard case .direct(let direct) = message.body, !store.isBlocked(direct.recipient) else { continue }
+            let index = rows.firstIndex { $0.correspondent == direct.recipient }
+            if let index, (rows[index].latest.document.created, rows[index].latest.document.id) >= (message.created, message.id) {
+                continue
+            }
+            let row = ConversationRow(
+                correspondent: direct.recipient, latest: Self.row(sending: message),
+                unreadCount: index.map { rows[$0].unreadCount } ?? 0)
             if let index { rows[index] = row } else { rows.append(row) }
         }
         rows.sort { ($0.latest.document.created, $0.latest.document.id) > ($1.latest.document.created, $1.latest.document.id) }
@@ -56,6 +84,22 @@ extension SnapshotSource {
             if !(try store.hasDirectMessage(message.id)) { found.append(message) }
         }
         return found
+    }
+
+    /// The user's messages to `correspondent` being sent that `returned` lacks.
+    private func sending(to correspondent: PublicKey, besides returned: Set<DocumentID>) -> [Document] {
+        arrivingDirect.sentMessages.filter { message in
+            guard case .direct(let direct) = message.body else { return false }
+            return direct.recipient == correspondent && !returned.contains(message.id)
+        }
+    }
+
+    /// A message the user is sending, as the store will return it: pending.
+    private static func row(sending message: Document) -> DirectMessageRow {
+        guard case .direct(let direct) = message.body else {
+            return DirectMessageRow(document: message, correspondent: message.author, isOutgoing: true, isPending: true, read: nil)
+        }
+        return DirectMessageRow(document: message, correspondent: direct.recipient, isOutgoing: true, isPending: true, read: nil)
     }
 
     /// A received message not kept yet, as the store will return it.

@@ -1,45 +1,103 @@
 import DongneCore
+import DongneSystem
 import Foundation  // ProcessInfo
 import Synchronization
 
-/// The one-time keys that sign this node's envelopes (PROTOCOL.md §1.8), each stamped at the envelope strength
-/// so that peers take it. A stamp takes 2^strength hashes (about 60 ms of one core on the default network), so
-/// a few keys are kept ready, found in the background: sending a direct message does not wait for one.
+/// What this node seals its envelopes with (PROTOCOL.md §1.8), made ahead of need so that a direct message's way
+/// out holds only what depends on it: kits of a one-time key, stamped at the envelope strength, and an ephemeral
+/// key pair (a stamp takes 2^strength hashes, about 60 ms of one core on the default network); each
+/// correspondent's X25519 key, converted once; and, for each correspondent written to, the next envelope's
+/// Diffie-Hellman, done in the background after each message, since conversations go on.
 final class EnvelopeKeys: Sendable {
-    /// How many stamped keys are kept ready.
-    static let kept = 2
+    /// How many kits are kept ready.
+    static let kept = 4
+    /// How many correspondents' converted keys are kept.
+    static let maximumRecipients = 256
 
     private let strength: Int
-    private let ready = Mutex<(keys: [SigningKey], refilling: Bool)>(([], false))
+    /// Where kits without stamps and prepared seals are made: the node's background thread, off a message's way.
+    private let queue: BackgroundQueue
+    private let ready = Mutex<(kits: [EnvelopeKit], refilling: Bool)>(([], false))
+    private let recipients = Mutex<[PublicKey: SealingRecipient]>([:])
+    private let prepared = Mutex<[PublicKey: PreparedSeal]>([:])
     private let miner = StampMiner()
 
-    /// Keys stamped at `strength` (0: no stamp, no search).
-    init(strength: Int) { self.strength = strength }
-
-    /// A fresh stamped key, used for one envelope only; a ready one if there is one (and another is found in
-    /// its place), else one found now on every core.
-    func take() async -> SigningKey {
-        guard strength > 0 else { return .generate() }
-        let key = ready.withLock { $0.keys.popLast() }
-        refill()
-        if let key { return key }
-        return await mine(lanes: ProcessInfo.processInfo.activeProcessorCount) ?? .generate()
+    /// Kits whose keys are stamped at `strength` (0: no stamp, no search), made on `queue` (stamps on their own
+    /// threads).
+    init(strength: Int, queue: BackgroundQueue) {
+        self.strength = strength
+        self.queue = queue
     }
 
-    /// Starts finding keys until ``kept`` are ready, on one `dongne-stamp` thread at a time.
+    /// A kit for one envelope: a ready one if there is one (and another is made in its place), else one made
+    /// now, its stamp searched on every core.
+    func take() async -> EnvelopeKit {
+        let kit = ready.withLock { $0.kits.popLast() }
+        refill()
+        if let kit { return kit }
+        return EnvelopeKit(wrapper: await newKey(lanes: ProcessInfo.processInfo.activeProcessorCount) ?? .generate())
+    }
+
+    /// A seal for one envelope to `identity`: the one prepared after the last message to them if there is one,
+    /// else prepared now; the next is prepared in the background. Nil if `identity` is not a valid point.
+    func seal(for identity: PublicKey) async -> PreparedSeal? {
+        if let ready = prepared.withLock({ $0.removeValue(forKey: identity) }) {
+            prepareNext(for: ready.recipient)
+            return ready
+        }
+        guard let recipient = recipient(identity) else { return nil }
+        let kit = await take()
+        prepareNext(for: recipient)
+        return PreparedSeal(kit: kit, recipient: recipient)
+    }
+
+    /// Prepares the next seal for `recipient` on the background thread, from a ready kit (or a new one, when no
+    /// stamp is asked): when none is ready, the next message prepares its own.
+    private func prepareNext(for recipient: SealingRecipient) {
+        queue.execute { [self] in
+            let kit = ready.withLock { $0.kits.popLast() } ?? (strength == 0 ? EnvelopeKit(wrapper: .generate()) : nil)
+            refill()
+            guard let kit, let next = PreparedSeal(kit: kit, recipient: recipient) else { return }
+            prepared.withLock { prepared in
+                if prepared.count >= Self.maximumRecipients { prepared.removeAll() }
+                prepared[recipient.identity] = next
+            }
+        }
+    }
+
+    /// `identity`'s converted key; nil if it is not a valid Ed25519 point.
+    func recipient(_ identity: PublicKey) -> SealingRecipient? {
+        if let known = recipients.withLock({ $0[identity] }) { return known }
+        guard let recipient = SealingRecipient(identity) else { return nil }
+        recipients.withLock { recipients in
+            if recipients.count >= Self.maximumRecipients { recipients.removeAll() }
+            recipients[identity] = recipient
+        }
+        return recipient
+    }
+
+    /// Starts making kits until ``kept`` are ready, one at a time, in the background (on the background thread,
+    /// or with stamps on one `dongne-stamp` thread).
     func refill() {
-        guard strength > 0 else { return }
         let start = ready.withLock { state -> Bool in
-            guard !state.refilling, state.keys.count < Self.kept else { return false }
+            guard !state.refilling, state.kits.count < Self.kept else { return false }
             state.refilling = true
             return true
         }
         guard start else { return }
+        guard strength > 0 else {
+            return queue.execute { [self] in
+                ready.withLock { state in
+                    while state.kits.count < Self.kept { state.kits.append(EnvelopeKit(wrapper: .generate())) }
+                    state.refilling = false
+                }
+            }
+        }
         Task(priority: .background) {
-            while let key = await mine(lanes: 1) {
+            while let key = await newKey(lanes: 1) {
                 let full = ready.withLock { state -> Bool in
-                    state.keys.append(key)
-                    if state.keys.count >= Self.kept { state.refilling = false }
+                    state.kits.append(EnvelopeKit(wrapper: key))
+                    if state.kits.count >= Self.kept { state.refilling = false }
                     return !state.refilling
                 }
                 if full { return }
@@ -48,12 +106,13 @@ final class EnvelopeKeys: Sendable {
         }
     }
 
-    /// Stops every search: keys not found yet are not looked for any more.
+    /// Stops every stamp search: kits not made yet are not made any more.
     func stop() { miner.cancel() }
 
-    /// A new key with a stamp of the envelope strength; nil once stopped.
-    private func mine(lanes: Int) async -> SigningKey? {
+    /// A new key, stamped at the envelope strength; nil once stopped.
+    private func newKey(lanes: Int) async -> SigningKey? {
         let key = SigningKey.generate()
+        guard strength > 0 else { return key }
         guard let stamp = await miner.mine(for: key.publicKey, strength: strength, lanes: lanes) else { return nil }
         return key.stamped(stamp)
     }

@@ -300,7 +300,27 @@ actor ListenerHub {
     func showArriving(channels: Set<ChannelID>) {
         admitPending()
         for channel in channels { recompute(channel, arrivalsOnly: true) }
-        if channels.contains(DirectSpace.id) { refreshDirect() }
+        if channels.contains(DirectSpace.id) { showArrivingDirect() }
+    }
+
+    /// ``showArrivingDirect()`` for a message the user is sending.
+    func showArrivingDirectNow() {
+        admitPending()
+        showArrivingDirect()
+    }
+
+    /// Shows direct messages that arrived or are being sent (held, not kept yet) to the conversations' listeners
+    /// without asking the store: each query's results are its previous ones with the new ones merged in. The
+    /// conversation list, whose unread counts a merge cannot tell, is recomputed.
+    private func showArrivingDirect() {
+        for (query, observer) in directObservers {
+            let isFromCache = isFromCache(DirectSpace.id)
+            let updated = observer.refresh { [source] previous in
+                source.addingArrivingDirect(to: previous, query, isFromCache: isFromCache)
+            }
+            if !updated { directObservers[query] = nil }
+        }
+        if let observer = conversationObserver, !observer.refresh() { conversationObserver = nil }
     }
 
     /// These documents were committed: recomputes the queries of their channels, but for a channel whose new

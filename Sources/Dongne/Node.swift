@@ -71,7 +71,8 @@ public final class Node: Sendable {
         source = SnapshotSource(store: store, viewer: identity.current.publicKey, policy: policy, photos: photos)
         hub = ListenerHub(source: source, loop: loop)
         envelopeKeys = EnvelopeKeys(
-            strength: DirectSpace.envelopeStampStrength(required: configuration.admission.requiredStampStrength))
+            strength: DirectSpace.envelopeStampStrength(required: configuration.admission.requiredStampStrength),
+            queue: background)
         let receiptsSetting = configuration.sendsReadReceipts
         inbox = DirectInbox(
             identity: identity.current, store: store, queue: background, arriving: source.arrivingDirect,
@@ -395,7 +396,12 @@ public final class Node: Sendable {
     private func check(_ admitted: AdmittedBatch) -> (AdmittedBatch, showing: Set<ChannelID>) {
         var showing = source.arriving.add(admitted.newDocuments, except: identity.publicKey)
         let envelopes = admitted.newDocuments.filter { $0.channel == DirectSpace.id }
-        if !envelopes.isEmpty, inbox.openOnArrival(envelopes) { showing.insert(DirectSpace.id) }
+        if !envelopes.isEmpty {
+            let (opened, withdrawn) = inbox.openOnArrival(envelopes)
+            if opened { showing.insert(DirectSpace.id) }
+            // A message shown before its checks that failed them leaves: only a full recomputation removes it.
+            if withdrawn { loop.execute { [hub] in hub.assumeIsolated { $0.refreshDirect() } } }
+        }
         return (admitted, showing)
     }
 

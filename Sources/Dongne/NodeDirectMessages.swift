@@ -31,22 +31,30 @@ extension Node {
         if !on { try await store.clearReceiptsDue(try store.receiptsDue().values.flatMap { $0 }) }
     }
 
-    /// Seals `content` to `recipient` and queues it for the store (the envelope as a pending write of the space,
-    /// the message among the user's own); offers the envelope to peers at once, or after the hold-back, without
-    /// waiting for the disk; shows it to listeners once reads see it; returns once it is durable.
+    /// Seals `content` to `recipient` and sends it as a channel message is sent: held in memory and shown to
+    /// listeners at once as a pending write, queued for the store (the envelope as a pending write of the space,
+    /// the message among the user's own) with a commit that may wait, and offered to peers at once (or after the
+    /// hold-back) without waiting for the disk. Returns once it is durable; should the store fail, it leaves the
+    /// listeners again and the call throws.
     func sendDirect(_ content: MessageContent, to recipient: PublicKey) async throws -> DirectMessageSnapshot {
         guard recipient != publicKey else { throw DongneError.directToSelf }
         let inner = try await sign(.direct(DirectMessage(recipient: recipient, content: content)))
         let envelope = try await seal(inner, to: recipient)
-        let visible = Promise<Bool>()
+        source.arrivingDirect.addSent(inner)
+        let committed = Promise<Bool>()
         let durable = Promise<Result<[InsertOutcome], StoreError>>()
         // Queued before it is offered, so that no acknowledgement can overtake its pending state.
-        store.submitOwnDirect(inner, envelope: envelope, to: recipient, whenVisible: { visible.fulfill(true) }) {
-            visible.fulfill(false)  // no-op when it was visible
+        store.submitOwnDirect(inner, envelope: envelope, to: recipient, deferrable: true, whenVisible: { [source] in
+            source.arrivingDirect.removeSent(inner.id)
+            committed.fulfill(true)
+        }) {
+            committed.fulfill(false)  // no-op when it was committed
             durable.fulfill($0)
         }
         offer([envelope])
-        if await visible.value { await hub.refreshDirect() }
+        await hub.showArrivingDirectNow()
+        if !(await committed.value) { source.arrivingDirect.removeSent(inner.id) }
+        await hub.refreshDirect()
         _ = try await durable.value.get()
         let row = DirectMessageRow(document: inner, correspondent: recipient, isOutgoing: true, isPending: true, read: nil)
         return DirectMessageSnapshot(row, isFromCache: await hub.isFromCache(DirectSpace.id))!
@@ -68,8 +76,10 @@ extension Node {
 
     /// `inner` in an envelope for `recipient`, signed by a one-time key.
     private func seal(_ inner: Document, to recipient: PublicKey) async throws -> Document {
-        let wrapper = await envelopeKeys.take()
-        do { return try SealedEnvelope.seal(inner, to: recipient, wrapper: wrapper, at: configuration.envelopeClock.now()) } catch {
+        guard let prepared = await envelopeKeys.seal(for: recipient) else {
+            throw DongneError.invalidDocument(.recipientKeyNotAPoint)
+        }
+        do { return try SealedEnvelope.seal(inner, with: prepared, at: configuration.envelopeClock.now()) } catch {
             throw DongneError.invalidDocument(error)
         }
     }
@@ -120,9 +130,32 @@ extension Node {
         }
     }
 
+    /// Opens, before their checks, the envelopes among `documents` (received over a session whose peer proved it
+    /// holds `peer`'s key) that hold a direct message by `peer` to the user, and holds those messages to show at
+    /// once; only what admission will take and the store cannot hold yet (as for channel messages shown before
+    /// their checks). The envelopes held: their checks follow at once.
+    func openFromSessionPeer(_ documents: [UnverifiedDocument], peer: PublicKey?) -> [DocumentID] {
+        guard let peer else { return [] }
+        let latest = latestAcceptedCreated
+        let candidates = documents.filter {
+            $0.channel == DirectSpace.id && !store.mayHold($0.id) && $0.created <= latest
+                && store.mayAdmitByStampAndQuota($0)
+        }
+        return candidates.isEmpty ? [] : inbox.openFromSessionPeer(candidates, peer: peer)
+    }
+
+    /// Lets go of the messages held before their checks whose envelopes were not taken after all (not valid, or
+    /// declined), and refreshes listeners: from the node's loop, where the hub runs.
+    func withdrawUnchecked(_ envelopes: [DocumentID], keeping kept: [DocumentID]) {
+        let kept = Set(kept)
+        guard source.arrivingDirect.remove(carriedBy: envelopes.filter { !kept.contains($0) }) else { return }
+        hub.assumeIsolated { $0.refreshDirect() }
+    }
+
     /// Envelopes were stored: the user's own among them are found and shown.
     func envelopesStored() {
-        inbox.envelopesStored { [weak self] in
+        let loop = loop
+        inbox.envelopesStored(schedule: { delay, work in _ = loop.schedule(at: .now + delay, work) }) { [weak self] in
             guard let self else { return }
             await hub.refreshDirect()
             // Messages read as they arrived owe their receipts once kept.

@@ -515,7 +515,11 @@ actor PeerNetwork {
         }
         switch mode {
         case .inPlace:
+            // A direct message from the session's peer shows before its checks, as its channel messages do.
+            let early = owner.openFromSessionPeer(documents, peer: core.summary(of: from)?.peer)
+            if !early.isEmpty { owner.showNow([DirectSpace.id]) }
             let (admitted, showing) = owner.check(parsed: documents)
+            if !early.isEmpty { owner.withdrawUnchecked(early, keeping: admitted.newDocumentIDs) }
             shownFirst.formUnion(showing)
             handle(Self.checked(documents, from: from, admitted))
             checkedArrivals.append((documents, from, admitted))

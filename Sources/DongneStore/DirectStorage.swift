@@ -65,12 +65,14 @@ extension Store {
     /// Queues a message this node's user sends and returns at once: its envelope as a pending local write
     /// (gossiped and reconciled like any document of the space) and the inner document among the user's direct
     /// messages, in one write. `whenVisible` hears when reads see it, `completion` once it is durable.
+    /// `deferrable` as for ``insert(_:deferrable:whenVisible:)``: for a message already shown to local listeners.
     public func submitOwnDirect(
-        _ inner: Document, envelope: Document, to recipient: PublicKey, whenVisible: (@Sendable () -> Void)? = nil,
+        _ inner: Document, envelope: Document, to recipient: PublicKey, deferrable: Bool = false,
+        whenVisible: (@Sendable () -> Void)? = nil,
         completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
     ) {
         directSpaceUsage.add(envelope.bytes.count)
-        submitLocal([envelope], whenVisible: whenVisible, alsoWriting: { connection throws(SQLiteError) in
+        submitLocal([envelope], deferrable: deferrable, whenVisible: whenVisible, alsoWriting: { connection throws(SQLiteError) in
             try connection.statement(
                 "INSERT OR IGNORE INTO direct_messages (id, correspondent, outgoing, created, envelope, bytes) "
                     + "VALUES (?, ?, 1, ?, ?, ?)"
@@ -119,7 +121,8 @@ extension Store {
         sendingReceipts: Bool = false
     ) async throws(StoreError) -> Bool {
         let changed = Locked(false)
-        try await writeSQL { connection throws(SQLiteError) in
+        // Deferrable: what it keeps was shown from memory as it arrived, so it may share the next commit.
+        try await writeSQL(deferrable: true) { connection throws(SQLiteError) in
             for message in mail.messages {
                 let read = readBefore[message.id].map { SQLValue.integer(Int64($0)) } ?? .null
                 try connection.statement(
@@ -215,6 +218,10 @@ extension Store {
             return rows.reversed()
         }
     }
+
+    /// Whether `author` is blocked, from memory (the list is loaded when the store opens and kept with every
+    /// block and unblock).
+    public func isBlocked(_ author: PublicKey) -> Bool { known.isBlocked(author) }
 
     /// Whether the user's direct messages include `id`.
     public func hasDirectMessage(_ id: DocumentID) throws(StoreError) -> Bool {

@@ -14,7 +14,7 @@ import Foundation
 enum DirectBenchmark {
     static func run() async throws -> Bool {
         let trial = try trialDecryption(count: 20_000)
-        let delivery = try await oneHop(count: 500)
+        let delivery = try await oneHop(count: 1_000)
         let sync = try await inSync(count: 100_000)
         return trial && delivery && sync
     }
@@ -46,12 +46,42 @@ enum DirectBenchmark {
                 failures += 1
             }
         }
+        let (sealing, opening) = try cryptoOnTheWay(count: 2_000)
+        Measure.report("on the way, sender: sign, seal (prepared ahead), sign", ListenerBenchmark.percentiles(sealing))
+        Measure.report("on the way, recipient: open (signatures checked after)", ListenerBenchmark.percentiles(opening))
         Measure.report("envelopes sealed to others, tried", "\(count) (\(opened) opened)")
         Measure.report("trial decryption (DirectMessageKey.open)", Measure.perSecond(ours))
         Measure.report("raw crypto_box_seal_open failures, same keys", Measure.perSecond(raw))
         Measure.report("3,000 envelopes a day cost, one core", String(format: "%.0f ms", 3_000 / ours * 1_000))
         return Measure.ratio("trial decryption / raw failures", ours / raw, atLeast: 0.8) && opened == 0
             && failures == count * 3
+    }
+
+    /// The cryptography on a direct message's way, as a node does it: the sender signs the inner document, seals
+    /// it with a seal prepared after the previous message (its Diffie-Hellman done) and signs the envelope; the
+    /// recipient, when the envelope comes from its author's own node, opens it (one Diffie-Hellman) and shows the
+    /// message, and verifies both signatures right after.
+    static func cryptoOnTheWay(count: Int) throws -> (sealing: [Double], opening: [Double]) {
+        let author = SigningKey.generate(), recipient = SigningKey.generate()
+        let key = DirectMessageKey(recipient)
+        var sealing: [Double] = [], opening: [Double] = []
+        let sealingRecipient = SealingRecipient(recipient.publicKey)!
+        for index in 0..<count {
+            let prepared = PreparedSeal(kit: EnvelopeKit(wrapper: .generate()), recipient: sealingRecipient)!
+            let start = ContinuousClock.now
+            let inner = try Document.sign(
+                .direct(DirectMessage(recipient: recipient.publicKey, content: .text("안녕하세요 \(index)"))),
+                created: 1_764_400_000_000, by: author)
+            let envelope = try SealedEnvelope.seal(inner, with: prepared, at: 1_764_400_000_000)
+            let sealed = ContinuousClock.now
+            guard case .sealed(let box) = try UnverifiedDocument(parsing: envelope.bytes).body,
+                key.openUnchecked(box, from: author.publicKey) != nil
+            else { throw BenchmarkError("the envelope did not open") }
+            let opened = ContinuousClock.now
+            sealing.append(Measure.seconds(sealed - start))
+            opening.append(Measure.seconds(opened - sealed))
+        }
+        return (sealing, opening)
     }
 
     private static func curveKeys(of key: SigningKey) -> ([UInt8], [UInt8]) {
@@ -64,6 +94,9 @@ enum DirectBenchmark {
     }
 
     // MARK: One hop
+
+    /// The pause between one message's arrival and the next one's sending.
+    static let gap: Duration = .milliseconds(10)
 
     static func oneHop(count: Int) async throws -> Bool {
         let directories = (0..<2).map { _ in NSTemporaryDirectory() + "dongne-bench-direct-" + UUID().uuidString }
@@ -84,17 +117,23 @@ enum DirectBenchmark {
             channelArrivals.record()
         }
         defer { channelListener.remove() }
-        try await channelArrivals.wait(for: 1)
-        let channel = try await hops(count: count, arrivals: channelArrivals) { try await channelA.send(.text("\(text) \($0)")) }
-
         let directArrivals = Arrivals()
         let directListener = b.conversation(with: a.publicKey).messages.limit(toLast: 1).addSnapshotListener { _, _ in
             directArrivals.record()
         }
         defer { directListener.remove() }
+        try await channelArrivals.wait(for: 1)
         try await directArrivals.wait(for: 1)
         let toB = a.conversation(with: b.publicKey)
-        let direct = try await hops(count: count, arrivals: directArrivals) { try await toB.send("\(text) \($0)") }
+        // Interleaved, one of each in turn, so that both meet the same machine.
+        var channel: [Double] = [], direct: [Double] = []
+        for index in 0..<(count + 50) {
+            let viaChannel = try await hop(arrivals: channelArrivals) { try await channelA.send(.text("\(text) \(index)")) }
+            let viaDirect = try await hop(arrivals: directArrivals) { try await toB.send("\(text) \(index)") }
+            guard index >= 50 else { continue }  // warm-up: sessions, datagram routes, caches, prepared seals
+            channel.append(viaChannel)
+            direct.append(viaDirect)
+        }
 
         Measure.report("one hop, channel message: send on A → listener on B", ListenerBenchmark.percentiles(channel))
         Measure.report("one hop, direct message: send on A → listener on B", ListenerBenchmark.percentiles(direct))
@@ -106,19 +145,18 @@ enum DirectBenchmark {
         return p50 && p99
     }
 
-    /// Times from `send(index)` to the next listener callback, `count` times after 50 of warm-up.
-    private static func hops(
-        count: Int, arrivals: Arrivals, _ send: (Int) async throws -> Void
-    ) async throws -> [Double] {
-        var times: [Double] = []
-        for index in 0..<(count + 50) {
-            let before = arrivals.count
-            let start = ContinuousClock.now
-            try await send(index)
-            try await arrivals.wait(for: before + 1)
-            if index >= 50 { times.append(Measure.seconds(arrivals.last! - start)) }
-        }
-        return times
+    /// The time from `send` to the next listener callback, then a pause of ``gap``: a chat's pace, at which
+    /// neither kind waits behind batches its peer has not acknowledged yet (gossip's flush, PROTOCOL.md §2.4) — a
+    /// direct message's `send` returns sooner than a channel message's, whose commit may wait a few milliseconds,
+    /// so back to back they would not be sent at the same pace.
+    private static func hop(arrivals: Arrivals, _ send: () async throws -> Void) async throws -> Double {
+        let before = arrivals.count
+        let start = ContinuousClock.now
+        try await send()
+        try await arrivals.wait(for: before + 1)
+        let time = Measure.seconds(arrivals.last! - start)
+        try await Task.sleep(for: gap)
+        return time
     }
 
     // MARK: In sync

@@ -87,12 +87,19 @@ enum Sodium {
     /// Returns nil when `recipient` is not a valid Ed25519 point.
     static func seal(_ plaintext: [UInt8], toEd25519 recipient: [UInt8], ephemeralSeed: [UInt8]) -> [UInt8]? {
         ensureInitialised()
-        var curvePublic = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
-        guard crypto_sign_ed25519_pk_to_curve25519(&curvePublic, recipient) == 0 else { return nil }
+        guard let curvePublic = curve25519PublicKey(ofEd25519: recipient) else { return nil }
         var ephemeralPublic = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
         var ephemeralSecret = [UInt8](repeating: 0, count: Int(crypto_box_SECRETKEYBYTES))
         defer { sodium_memzero(&ephemeralSecret, ephemeralSecret.count) }
         guard crypto_box_seed_keypair(&ephemeralPublic, &ephemeralSecret, ephemeralSeed) == 0 else { return nil }
+        return seal(plaintext, toCurve: curvePublic, ephemeralPublic: ephemeralPublic, ephemeralSecret: ephemeralSecret)
+    }
+
+    /// `crypto_box_seal` with the recipient's X25519 key converted already and an ephemeral key pair made ahead
+    /// of need: ephemeral public ‖ crypto_box(plaintext, nonce = BLAKE2b-192(ephemeral pk ‖ recipient pk)).
+    static func seal(
+        _ plaintext: [UInt8], toCurve curvePublic: [UInt8], ephemeralPublic: [UInt8], ephemeralSecret: [UInt8]
+    ) -> [UInt8]? {
         var nonce = [UInt8](repeating: 0, count: Int(crypto_box_NONCEBYTES))
         let keys = ephemeralPublic + curvePublic
         crypto_generichash(&nonce, nonce.count, keys, UInt64(keys.count), nil, 0)
@@ -100,6 +107,22 @@ enum Sodium {
         guard crypto_box_easy(&boxed, plaintext, UInt64(plaintext.count), nonce, curvePublic, ephemeralSecret) == 0
         else { return nil }
         return ephemeralPublic + boxed
+    }
+
+    /// The X25519 public key of an Ed25519 one; nil for bytes that are not a valid point.
+    static func curve25519PublicKey(ofEd25519 key: [UInt8]) -> [UInt8]? {
+        ensureInitialised()
+        var curvePublic = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
+        return crypto_sign_ed25519_pk_to_curve25519(&curvePublic, key) == 0 ? curvePublic : nil
+    }
+
+    /// A new X25519 key pair from the secure random source.
+    static func boxKeyPair() -> (publicKey: [UInt8], secretKey: [UInt8]) {
+        ensureInitialised()
+        var publicKey = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
+        var secretKey = [UInt8](repeating: 0, count: Int(crypto_box_SECRETKEYBYTES))
+        crypto_box_keypair(&publicKey, &secretKey)
+        return (publicKey, secretKey)
     }
 
     /// Opens a sealed box addressed to the Ed25519 key pair (`publicKey`, `secretKey`); nil if it was not

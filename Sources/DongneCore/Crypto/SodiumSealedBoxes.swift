@@ -25,6 +25,26 @@ extension Sodium {
         return result == 0 ? plaintext : nil
     }
 
+    /// The key `crypto_box` derives from one X25519 pair's secret and another's public key
+    /// (`crypto_box_beforenm`): the Diffie-Hellman of a sealed box, done ahead of the box itself.
+    static func boxSharedKey(public publicKey: [UInt8], secret secretKey: [UInt8]) -> [UInt8]? {
+        var shared = [UInt8](repeating: 0, count: Int(crypto_box_BEFORENMBYTES))
+        return crypto_box_beforenm(&shared, publicKey, secretKey) == 0 ? shared : nil
+    }
+
+    /// `crypto_box_seal` with its Diffie-Hellman done ahead (``boxSharedKey(public:secret:)`` of the recipient's
+    /// key and the ephemeral secret): ephemeral pk ‖ crypto_box_easy_afternm(plaintext, BLAKE2b-192(epk ‖ pk)).
+    static func seal(
+        _ plaintext: [UInt8], toCurve curvePublic: [UInt8], ephemeralPublic: [UInt8], sharedKey: [UInt8]
+    ) -> [UInt8]? {
+        var nonce = [UInt8](repeating: 0, count: Int(crypto_box_NONCEBYTES))
+        let keys = ephemeralPublic + curvePublic
+        crypto_generichash(&nonce, nonce.count, keys, UInt64(keys.count), nil, 0)
+        var boxed = [UInt8](repeating: 0, count: plaintext.count + Int(crypto_box_MACBYTES))
+        guard crypto_box_easy_afternm(&boxed, plaintext, UInt64(plaintext.count), nonce, sharedKey) == 0 else { return nil }
+        return ephemeralPublic + boxed
+    }
+
     /// `bytes` padded to exactly `size` with ISO/IEC 7816-4 padding (`sodium_pad`: 0x80, then zeros); nil unless
     /// `bytes` is shorter than `size`.
     static func pad(_ bytes: [UInt8], to size: Int) -> [UInt8]? {

@@ -10,7 +10,34 @@ public enum SealedEnvelope {
     public static func seal(
         _ inner: Document, to recipient: PublicKey, wrapper: SigningKey, at now: UInt64
     ) throws(DocumentError) -> Document {
-        try seal(inner, to: recipient, wrapper: wrapper, at: now, ephemeralSeed: Sodium.randomBytes(32))
+        guard let recipient = SealingRecipient(recipient) else { throw .recipientKeyNotAPoint }
+        return try seal(inner, to: recipient, kit: EnvelopeKit(wrapper: wrapper), at: now)
+    }
+
+    /// Seals `inner` to `recipient` with a kit made ahead of need.
+    public static func seal(
+        _ inner: Document, to recipient: SealingRecipient, kit: EnvelopeKit, at now: UInt64
+    ) throws(DocumentError) -> Document {
+        guard let prepared = PreparedSeal(kit: kit, recipient: recipient) else { throw .recipientKeyNotAPoint }
+        return try seal(inner, with: prepared, at: now)
+    }
+
+    /// Seals `inner` with a seal prepared ahead of need: what a node does on a message's way out, so that only
+    /// the box's symmetric encryption and the envelope's signature are left on it.
+    public static func seal(_ inner: Document, with prepared: PreparedSeal, at now: UInt64) throws(DocumentError)
+        -> Document
+    {
+        guard inner.kind == .direct || inner.kind == .receipt else { throw .wrongType(field: "kind") }
+        guard let padded = pad(inner.bytes) else {
+            throw .tooLarge(size: inner.bytes.count, limit: DirectSpace.maximumInnerBytes)
+        }
+        guard
+            let box = Sodium.seal(
+                padded, toCurve: prepared.recipient.curve, ephemeralPublic: prepared.kit.ephemeralPublic,
+                sharedKey: prepared.sharedKey)
+        else { throw .recipientKeyNotAPoint }
+        return try Document.sign(
+            .sealed(SealedBox(box: box)), created: DirectSpace.envelopeCreated(at: now), by: prepared.kit.wrapper)
     }
 
     /// Seals with the ephemeral key from a fixed seed: only for reproducible test vectors, since a reused seed
@@ -46,13 +73,61 @@ public enum SealedEnvelope {
     }
 }
 
+/// What sealing one envelope takes that does not depend on its message: the one-time key that signs it and a
+/// fresh ephemeral X25519 key pair. Each is used for one envelope only (reused, it would link two envelopes);
+/// a node makes a few ahead of need.
+public struct EnvelopeKit: Sendable {
+    /// The one-time signing key, stamped as the network asks of envelopes.
+    public let wrapper: SigningKey
+    let ephemeralPublic: [UInt8]
+    let ephemeralSecret: [UInt8]
+
+    /// A kit signed by `wrapper`, with a new ephemeral key pair.
+    public init(wrapper: SigningKey) {
+        self.wrapper = wrapper
+        (ephemeralPublic, ephemeralSecret) = Sodium.boxKeyPair()
+    }
+}
+
+/// A kit and a recipient with the sealed box's Diffie-Hellman done (`crypto_box_beforenm`): one envelope to that
+/// recipient, prepared ahead, when a conversation is likely to go on.
+public struct PreparedSeal: Sendable {
+    /// The kit.
+    public let kit: EnvelopeKit
+    /// The recipient.
+    public let recipient: SealingRecipient
+    let sharedKey: [UInt8]
+
+    /// The kit prepared for `recipient`; nil if the Diffie-Hellman fails (a recipient key of small order).
+    public init?(kit: EnvelopeKit, recipient: SealingRecipient) {
+        guard let shared = Sodium.boxSharedKey(public: recipient.curve, secret: kit.ephemeralSecret) else { return nil }
+        self.kit = kit
+        self.recipient = recipient
+        self.sharedKey = shared
+    }
+}
+
+/// A recipient's X25519 key, converted once from its identity for every envelope sealed to it.
+public struct SealingRecipient: Sendable, Hashable {
+    /// The recipient's identity.
+    public let identity: PublicKey
+    let curve: [UInt8]
+
+    /// The recipient with this identity; nil if the key is not a valid Ed25519 point.
+    public init?(_ identity: PublicKey) {
+        guard let curve = Sodium.curve25519PublicKey(ofEd25519: identity.bytes) else { return nil }
+        self.identity = identity
+        self.curve = curve
+    }
+}
+
 /// A node's key for finding the envelopes sealed to it and opening them: the X25519 pair converted from its
 /// identity once, so that trying an envelope costs one `crypto_box_seal_open` and nothing else.
 public struct DirectMessageKey: Sendable {
     /// The identity the envelopes are sealed to.
     public let identity: PublicKey
-    private let curvePublic: [UInt8]
-    private let curveSecret: [UInt8]
+    fileprivate let curvePublic: [UInt8]
+    fileprivate let curveSecret: [UInt8]
 
     /// The key of `identity`'s holder.
     public init(_ identity: SigningKey) {
@@ -77,6 +152,20 @@ public struct DirectMessageKey: Sendable {
         case .channel, .message, .report, .retract, .profile, .direct, .receipt, .sealed, .unknown:
             return .invalid(.wrongType(field: "inner kind or recipient"))
         }
+    }
+}
+
+extension DirectMessageKey {
+    /// What `envelope` holds for this key, if it is a direct message whose author is `author`, parsed but with its
+    /// signature not checked yet: for showing a message that came over a session whose peer proved it holds
+    /// `author`'s key (the session's MAC tells the peer sent these bytes), before the checks that follow at once.
+    package func openUnchecked(_ envelope: SealedBox, from author: PublicKey) -> Document? {
+        guard let padded = Sodium.openSealed(envelope.box, curvePublic: curvePublic, curveSecret: curveSecret),
+            let bytes = Sodium.unpad(padded, blockSize: padded.count),
+            let inner = try? UnverifiedDocument(parsing: bytes), inner.author == author,
+            case .direct(let direct) = inner.body, direct.recipient == identity
+        else { return nil }
+        return Document(unverified: inner)
     }
 }
 
