@@ -132,6 +132,76 @@ import Testing
         #expect(kept.documents.map(\.id) == [sent.id], "the user's own copy stays")
     }
 
+    @Test func aForgedMessageFromItsOwnAuthorsNodeShowsThenIsRemovedAndIsNotKept() async throws {
+        let node = try await TestNode.start(name: "민지", listen: true, envelopeClock: Self.now)
+        defer { node.stop() }
+        let port = try #require(node.node.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
+        let authorKey = SigningKey.generate()
+        let author = try await RawPeer(port: port, identity: authorKey)
+        #expect(await author.waitUntilEstablished())
+        author.send(.channels([DirectSpace.id]))
+        let recorder = Recorder<DirectMessageSnapshot>()
+        let registration = node.node.conversation(with: authorKey.publicKey).messages.addSnapshotListener(recorder.callback)
+        defer { registration.remove() }
+        let me = node.node.publicKey
+        func envelope(_ text: String, forged: Bool) throws -> [UInt8] {
+            var inner = try Document.sign(
+                .direct(DirectMessage(recipient: me, content: .text(text))), created: Self.now, by: authorKey).bytes
+            if forged { inner[inner.count - 1] ^= 1 }
+            let padded = inner + [0x80] + [UInt8](repeating: 0, count: 512 - inner.count - 1)
+            let box = try SealedEnvelope.sealPadded(padded, to: me)
+            return try Document.sign(
+                .sealed(SealedBox(box: box)), created: DirectSpace.envelopeCreated(at: Self.now), by: .generate()).bytes
+        }
+        author.send(.batch(sequence: 1, documents: [try envelope("가짜 서명", forged: true)], acknowledges: []))
+        author.send(.batch(sequence: 2, documents: [try envelope("진짜예요", forged: false)], acknowledges: []))
+        let changes = { (text: String) in
+            recorder.all.flatMap(\.documentChanges).filter { $0.document.content == .text(text) }.map(\.type)
+        }
+        #expect(await ReconnectionTests.eventually(seconds: 10) { changes("진짜예요") == [.added] })
+        #expect(changes("가짜 서명") == [.added, .removed], "shown at once from its author's node, withdrawn after its check")
+        #expect(await ReconnectionTests.eventually(seconds: 10) {
+            (try? await node.node.conversation(with: authorKey.publicKey).messages.getDocuments().documents.map(\.content))
+                == [.text("진짜예요")]
+        })
+        let kept = { (try? node.node.store.directMessages(with: authorKey.publicKey)) ?? [] }
+        #expect(await ReconnectionTests.eventually(seconds: 10) { !kept().isEmpty })
+        #expect(kept().map(\.document.body) == [.direct(DirectMessage(recipient: me, content: .text("진짜예요")))])
+    }
+
+    @Test func expiredEnvelopesLeaveEveryNodeAndNoneBringsThemBack() async throws {
+        let directories = (0..<3).map { _ in NSTemporaryDirectory() + "dongne-dm-" + UUID().uuidString }
+        defer { for directory in directories { try? FileManager.default.removeItem(atPath: directory) } }
+        func start(at clock: UInt64) async throws -> [TestNode] {
+            var nodes: [TestNode] = []
+            for (index, directory) in directories.enumerated() {
+                nodes.append(try await TestNode.start(name: "n\(index)", listen: true, directory: directory, envelopeClock: clock))
+            }
+            for index in 1..<nodes.count {
+                try await nodes[index].node.connect(to: try #require(nodes[index - 1].node.listeningAddress))
+            }
+            return nodes
+        }
+        var nodes = try await start(at: Self.now)
+        let stranger = SigningKey.generate().publicKey
+        try await nodes[0].node.conversation(with: stranger).send("아무도 못 읽는 편지")
+        for node in nodes {
+            #expect(await ReconnectionTests.eventually(seconds: 30) { (try? node.node.store.directSpaceSize().envelopes) == 1 })
+        }
+        for node in nodes { await node.node.stop() }
+
+        nodes = try await start(at: Self.now + DirectSpace.retention + DirectSpace.hour)
+        for node in nodes { #expect(try node.node.store.directSpaceSize() == (0, 0)) }
+        // Reconciled with each other, nobody offers it again: it is past its retention for everyone.
+        let space = nodes.map { $0.node }
+        #expect(await ReconnectionTests.eventually(seconds: 30) { await space[1].peers().count == 2 })
+        try await nodes[2].node.conversation(with: stranger).send("새 편지")
+        for node in nodes {
+            #expect(await ReconnectionTests.eventually(seconds: 30) { (try? node.node.store.directSpaceSize().envelopes) == 1 })
+        }
+        for node in nodes { await node.node.stop() }
+    }
+
     @Test func aDirectMessageToOneselfIsRefused() async throws {
         let a = try await TestNode.start(name: "민지")
         defer { a.stop() }

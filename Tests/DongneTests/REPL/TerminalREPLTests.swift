@@ -156,6 +156,32 @@ import DongneTestSupport
         #expect(await chat.terminal.waitFor { $0.last == "[경기도]" && $0.contains { $0.hasSuffix("준호 씨 있어요?") } })
     }
 
+    @Test func aDirectMessageIsANoticeUntilOpenedThenReadAndTheRepliesShowTheirTicks() async throws {
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        try chat.terminal.keys("안녕하세요", enter: true)  // the peer learns this user's name from it
+        #expect(await chat.peer.waitFor { $0["event"] as? String == "message" && $0["name"] as? String == "준호" })
+        chat.peer.type("/dm 준호 우리끼리만 아는 얘기")
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* direct message from 민지 (") } })
+        #expect(await chat.terminal.waitFor { $0.last == "[서울특별시 | ✉ 1]" })
+        #expect(try !chat.terminal.screen().contains { $0.contains("우리끼리만") }, "a notice, not the text, in a channel")
+
+        try chat.terminal.keys("/dm 민지", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.contains("민지 (") && $0.hasSuffix("→ you: 우리끼리만 아는 얘기") } })
+        #expect(await chat.terminal.waitFor { $0.last?.hasPrefix("[→ 민지 (") == true })
+        #expect(await chat.peer.waitFor { $0["event"] as? String == "direct-read" }, "shown on this screen: read")
+
+        try chat.terminal.keys("그래, 비밀로 할게", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.contains("you → 민지 (") && $0.contains("그래, 비밀로 할게") } })
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* #") && $0.hasSuffix("✓ stored by another node") } })
+        chat.peer.type("/dm 준호")
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* #") && $0.contains("✓ read by 민지 (") } })
+        try chat.terminal.keys("/dms", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* 민지 (") && $0.contains("all read; last, you: 그래, 비밀로 할게") } })
+        try chat.terminal.keys("/join 서울특별시", enter: true)
+        #expect(await chat.terminal.waitFor { $0.last == "[서울특별시]" })
+    }
+
     @Test func namesAreColouredOnATerminalAndNotWithNoColor() async throws {
         for noColor in [false, true] {
             let chat = try await TerminalChat(environment: noColor ? "NO_COLOR=1" : "env -u NO_COLOR")
