@@ -44,56 +44,57 @@ final class DirectInbox: Sendable {
         self.sendsReceipts = sendsReceipts
     }
 
-    /// Tries envelopes as they arrive, on the thread that checked them, so that a message for the user shows as
-    /// soon as a channel message would: those that hold one are held in ``ArrivingDirectMessages`` until a pass
-    /// keeps them; whether any did. Receipts wait for the pass.
-    ///
-    /// A message held before its checks (``openFromSessionPeer(_:peer:)``) is checked here: its envelope held
-    /// already; its own signature now. One whose signature fails is let go (the second result: whether any
-    /// was, so that listeners see it go).
-    func openOnArrival(_ envelopes: [Document]) -> (opened: Bool, withdrawn: Bool) {
-        var (opened, withdrawn) = (false, false)
-        for envelope in envelopes {
-            guard case .sealed(let box) = envelope.body else { continue }
-            if let early = arriving.uncheckedMessage(carriedBy: envelope.id) {
-                if (try? Document(verifying: early.bytes)) != nil {
-                    arriving.checked(envelope: envelope.id)
-                } else {
-                    withdrawn = arriving.remove(carriedBy: [envelope.id]) || withdrawn
-                }
-                continue
-            }
-            switch key.open(box) {
-            case .direct(let message, _):
-                arriving.add(message, envelope: envelope.id)
-                opened = true
-            case .notForThisKey, .invalid:
-                triedOnArrival.withLock { tried in
-                    if tried.count >= Self.maximumTriedOnArrival { tried.removeAll() }
-                    tried.insert(envelope.id)
-                }
-            case .receipt: continue
-            }
-        }
-        return (opened, withdrawn)
-    }
-
-    /// Opens envelopes that came over a session whose peer proved it holds `peer`'s key, before any signature is
-    /// checked, and holds those that hold a direct message by `peer` to this user (the session's MAC tells that
-    /// `peer` sent these bytes, and so wrote the message: sentence 9 of the listener contract). Their checks
-    /// follow at once (``openOnArrival(_:)``). The envelopes held.
-    func openFromSessionPeer(_ envelopes: [UnverifiedDocument], peer: PublicKey) -> [DocumentID] {
+    /// Tries envelopes as they arrive, before their own checks, so that a message for the user shows as soon as a
+    /// channel message would: one that opens with the user's key and whose inner document's signature holds (so
+    /// it is its author's, whoever relayed it) is held in ``ArrivingDirectMessages`` until its envelope's checks
+    /// (``openOnArrival(_:)``) and a pass keep it. Every envelope costs one `crypto_box_seal_open` here, whoever
+    /// it is for. The envelopes whose messages are held.
+    func openBeforeCheck(_ envelopes: [UnverifiedDocument]) -> [DocumentID] {
         var held: [DocumentID] = []
         for envelope in envelopes {
-            guard case .sealed(let box) = envelope.body, let message = key.openUnchecked(box, from: peer) else { continue }
-            arriving.addUnchecked(message, envelope: envelope.id)
-            held.append(envelope.id)
+            guard case .sealed(let box) = envelope.body else { continue }
+            switch key.open(box) {
+            case .direct(let message, _):
+                arriving.addUnchecked(message, envelope: envelope.id)
+                held.append(envelope.id)
+            case .notForThisKey, .invalid: noteTried(envelope.id)
+            case .receipt: continue
+            }
         }
         return held
     }
 
-    /// New envelopes were stored: tries them, and calls `changed` once what the user's conversations show has
-    /// changed (new messages, or sent ones read). Calls that come while a pass runs make it run once more.
+    /// Envelopes that passed their checks: those tried before them are settled (a held message's envelope is
+    /// checked now); the others are tried now, and a message among them is held. Whether any was. Receipts wait
+    /// for the pass.
+    func openOnArrival(_ envelopes: [Document]) -> Bool {
+        var opened = false
+        for envelope in envelopes {
+            guard case .sealed(let box) = envelope.body else { continue }
+            if arriving.uncheckedMessage(carriedBy: envelope.id) != nil {
+                arriving.checked(envelope: envelope.id)
+                continue
+            }
+            if triedOnArrival.withLock({ $0.contains(envelope.id) }) { continue }
+            switch key.open(box) {
+            case .direct(let message, _):
+                arriving.add(message, envelope: envelope.id)
+                opened = true
+            case .notForThisKey, .invalid: noteTried(envelope.id)
+            case .receipt: continue
+            }
+        }
+        return opened
+    }
+
+    /// Remembers that an envelope was tried and is someone else's, so that no pass tries it again.
+    private func noteTried(_ envelope: DocumentID) {
+        triedOnArrival.withLock { tried in
+            if tried.count >= Self.maximumTriedOnArrival { tried.removeAll() }
+            tried.insert(envelope)
+        }
+    }
+
     /// `schedule` runs its work after a delay (the node's loop timer).
     func envelopesStored(
         schedule: (Duration, @escaping @Sendable () -> Void) -> Void, changed: @escaping @Sendable () async -> Void
@@ -127,6 +128,10 @@ final class DirectInbox: Sendable {
         }
     }
 
+    /// Tries every envelope stored and not tried yet, before the node starts its network (nothing else runs a pass
+    /// then): those of a run that stopped before its pass, before expiry can delete them.
+    func catchUp() async { _ = try? await pass() }
+
     /// Tries every envelope not tried yet; whether anything was found that changes a conversation.
     private func pass() async throws(StoreError) -> Bool {
         var tried = try store.envelopesTried()
@@ -138,9 +143,8 @@ final class DirectInbox: Sendable {
             var held: [DocumentID] = []
             var untried: [SealedBox] = []
             for envelope in envelopes {
-                if arriving.uncheckedMessage(carriedBy: envelope.id) == nil,
-                    let message = arriving.message(carriedBy: envelope.id)
-                {
+                // Held messages' signatures were checked as they arrived, and a stored envelope passed its own.
+                if let message = arriving.message(carriedBy: envelope.id) {
                     mail.messages.append(message)
                     held.append(envelope.id)
                 } else if triedOnArrival.withLock({ $0.remove(envelope.id) == nil }) {
@@ -155,6 +159,14 @@ final class DirectInbox: Sendable {
             let kept = try await store.keepOpened(
                 mail, triedThrough: last, readBefore: readBefore, sendingReceipts: sendsReceipts())
             if kept { changed = true }
+            // Read while the write was on its way: read in the store too, before the held copies go.
+            let readMeanwhile = mail.messages.compactMap { message -> (DocumentID, UInt64)? in
+                guard readBefore[message.id] == nil, let time = arriving.readTime(of: message.id) else { return nil }
+                return (message.id, time)
+            }
+            for (id, time) in readMeanwhile {
+                if try await !store.markRead([id], at: time, sendingReceipts: sendsReceipts()).isEmpty { changed = true }
+            }
             if arriving.remove(carriedBy: held) { changed = true }
             tried = last
             if envelopes.count < Self.batch { return changed }

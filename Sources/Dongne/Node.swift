@@ -26,6 +26,9 @@ public final class Node: Sendable {
     let envelopeKeys: EnvelopeKeys
     /// Finds the user's direct messages among the stored envelopes.
     let inbox: DirectInbox
+    /// Whether receipts are being sent, and whether more were asked for meanwhile: one run at a time, so that
+    /// two never send one receipt twice.
+    let receiptsInFlight = Mutex<(running: Bool, again: Bool)>((false, false))
     let source: SnapshotSource
     /// What this node holds of each photo.
     let photos: PhotoLibrary
@@ -122,11 +125,11 @@ public final class Node: Sendable {
         {
             try await node.setDisplayName(configuration.displayName)
         }
+        await node.inbox.catchUp()  // envelopes stored before a stop and not tried yet, before any expires
+        await node.expireEnvelopes()
         try await node.startNetwork()
         await node.recountMaturedReports()
-        await node.expireEnvelopes()
         node.envelopeKeys.refill()
-        node.envelopesStored()  // those stored before a crash, not tried yet
         try? await node.sendReceiptsDue()  // those owed before a crash
         return node
     }
@@ -396,12 +399,7 @@ public final class Node: Sendable {
     private func check(_ admitted: AdmittedBatch) -> (AdmittedBatch, showing: Set<ChannelID>) {
         var showing = source.arriving.add(admitted.newDocuments, except: identity.publicKey)
         let envelopes = admitted.newDocuments.filter { $0.channel == DirectSpace.id }
-        if !envelopes.isEmpty {
-            let (opened, withdrawn) = inbox.openOnArrival(envelopes)
-            if opened { showing.insert(DirectSpace.id) }
-            // A message shown before its checks that failed them leaves: only a full recomputation removes it.
-            if withdrawn { loop.execute { [hub] in hub.assumeIsolated { $0.refreshDirect() } } }
-        }
+        if !envelopes.isEmpty, inbox.openOnArrival(envelopes) { showing.insert(DirectSpace.id) }
         return (admitted, showing)
     }
 

@@ -1,6 +1,7 @@
 import DongneCore
 import DongneStore
 import DongneSystem
+import Synchronization
 
 /// Direct messages: 1:1 conversations that travel sealed through the direct-message space (PROTOCOL.md §1.8),
 /// with a read flag.
@@ -41,6 +42,7 @@ extension Node {
         let inner = try await sign(.direct(DirectMessage(recipient: recipient, content: content)))
         let envelope = try await seal(inner, to: recipient)
         source.arrivingDirect.addSent(inner)
+        store.withholdFromReconciliation(envelope.id)
         let committed = Promise<Bool>()
         let durable = Promise<Result<[InsertOutcome], StoreError>>()
         // Queued before it is offered, so that no acknowledgement can overtake its pending state.
@@ -67,8 +69,9 @@ extension Node {
     func markRead(_ ids: [DocumentID]) async throws {
         let receipts = sendsReadReceipts
         let now = configuration.clock.now()
+        // In memory first: a pass that keeps a held message meanwhile then keeps it as read.
+        let early = source.arrivingDirect.markRead(ids, at: now)
         let marked = try await store.markRead(ids, at: now, sendingReceipts: receipts)
-        let early = source.arrivingDirect.markRead(ids.filter { !marked.contains($0) }, at: now)
         guard !marked.isEmpty || !early.isEmpty else { return }
         await hub.refreshDirect()
         if receipts, !marked.isEmpty { sendReceiptsAfterHoldBack() }
@@ -84,21 +87,33 @@ extension Node {
         }
     }
 
-    /// Offers envelopes queued for the store to peers, after a random hold-back (PROTOCOL.md §1.8.1): without one,
-    /// from this thread when the loop is free, as a channel message is sent; a node that stops first offers them
-    /// by reconciliation when it is back.
-    private func offer(_ envelopes: [Document]) {
-        guard let network = network.get() else { return }
-        let publish: @Sendable () -> Void = {
-            network.assumeIsolated { network in for envelope in envelopes { network.published(envelope) } }
-        }
-        let delay = randomHoldBack()
-        guard delay > .zero else {
-            if loop.runIfFree(publish) == nil { loop.execute(publish) }
+    /// Offers envelopes of the user's, queued for the store, to one random peer (a stem: it spreads them, so that
+    /// only it sees them come from this node), after a random hold-back (PROTOCOL.md §1.8.1): without one, from
+    /// this thread when the loop is free, as a channel message is sent. They are left out of reconciliation until
+    /// ``stemSpreading`` after that, and a node that stops first offers them by reconciliation when it is back.
+    private func offer(_ envelopes: [Document], holdingBack: Bool = true) {
+        guard let network = network.get() else {
+            for envelope in envelopes { store.releaseToReconciliation(envelope.id) }
             return
         }
-        _ = loop.schedule(at: .now + delay, publish)
+        let (store, loop) = (store, loop)
+        let stem: @Sendable () -> Void = {
+            network.assumeIsolated { network in for envelope in envelopes { network.stem(envelope) } }
+            _ = loop.schedule(at: .now + Self.stemSpreading) {
+                for envelope in envelopes { store.releaseToReconciliation(envelope.id) }
+            }
+        }
+        let delay = holdingBack ? randomHoldBack() : .zero
+        guard delay > .zero else {
+            if loop.runIfFree(stem) == nil { loop.execute(stem) }
+            return
+        }
+        _ = loop.schedule(at: .now + delay, stem)
     }
+
+    /// How long an envelope of the user's stays out of reconciliation after its stem: long enough for the first
+    /// relay to have spread it, so that reconciliation does not show it came from here.
+    static let stemSpreading: Duration = .seconds(10)
 
     private func randomHoldBack() -> Duration {
         let range = configuration.directHoldBack
@@ -115,40 +130,59 @@ extension Node {
     }
 
     /// Seals and stores a receipt for every message owed one, and offers them to peers at once (the hold-back
-    /// has passed). Each sent receipt's messages are owed nothing more.
+    /// has passed). One run at a time: a run asked for meanwhile finds nothing owed, or what came since.
     func sendReceiptsDue() async throws {
+        let start = receiptsInFlight.withLock { state -> Bool in
+            if state.running { state.again = true }
+            defer { state.running = true }
+            return !state.running
+        }
+        guard start else { return }
+        do {
+            repeat { try await sendReceiptsOwedNow() } while receiptsInFlight.withLock { state -> Bool in
+                state.running = state.again
+                state.again = false
+                return state.running
+            }
+        } catch {
+            receiptsInFlight.withLock { $0 = (false, false) }
+            throw error
+        }
+    }
+
+    private func sendReceiptsOwedNow() async throws {
         guard sendsReadReceipts else { return }
         for (correspondent, ids) in try store.receiptsDue() {
             for start in stride(from: 0, to: ids.count, by: DirectSpace.maximumReceiptIDs) {
                 let read = Array(ids[start..<min(ids.count, start + DirectSpace.maximumReceiptIDs)])
                 let receipt = try await sign(.receipt(Receipt(recipient: correspondent, read: read)))
                 let envelope = try await seal(receipt, to: correspondent)
-                _ = try await store.insertLocal([envelope])
-                if let network = network.get() { await network.published(envelope) }
-                try await store.clearReceiptsDue(read)
+                store.withholdFromReconciliation(envelope.id)
+                try await store.insertReceipt(envelope, for: read)
+                offer([envelope], holdingBack: false)
             }
         }
     }
 
-    /// Opens, before their checks, the envelopes among `documents` (received over a session whose peer proved it
-    /// holds `peer`'s key) that hold a direct message by `peer` to the user, and holds those messages to show at
-    /// once; only what admission will take and the store cannot hold yet (as for channel messages shown before
-    /// their checks). The envelopes held: their checks follow at once.
-    func openFromSessionPeer(_ documents: [UnverifiedDocument], peer: PublicKey?) -> [DocumentID] {
-        guard let peer else { return [] }
+    /// Opens, before their checks, the envelopes among `documents` that admission will take (a stamp as strong
+    /// as asked, within the space's retention and cap, not stored yet) and holds the messages for the user among
+    /// them, each with its own signature checked, to show at once. The envelopes held: their checks follow at
+    /// once, and a message whose envelope fails them leaves again (``withdrawUnchecked(_:keeping:)``).
+    func openBeforeCheck(_ documents: [UnverifiedDocument]) -> [DocumentID] {
         let latest = latestAcceptedCreated
         let candidates = documents.filter {
             $0.channel == DirectSpace.id && !store.mayHold($0.id) && $0.created <= latest
-                && store.mayAdmitByStampAndQuota($0)
+                && store.mayAdmitByStampAndQuota($0) && store.mayTakeEnvelope($0)
         }
-        return candidates.isEmpty ? [] : inbox.openFromSessionPeer(candidates, peer: peer)
+        return candidates.isEmpty ? [] : inbox.openBeforeCheck(candidates)
     }
 
-    /// Lets go of the messages held before their checks whose envelopes were not taken after all (not valid, or
-    /// declined), and refreshes listeners: from the node's loop, where the hub runs.
+    /// Lets go of the messages held before their envelopes' checks whose envelopes were not taken after all (not
+    /// valid, or declined), and refreshes listeners: from the node's loop, where the hub runs.
     func withdrawUnchecked(_ envelopes: [DocumentID], keeping kept: [DocumentID]) {
         let kept = Set(kept)
-        guard source.arrivingDirect.remove(carriedBy: envelopes.filter { !kept.contains($0) }) else { return }
+        let failed = source.arrivingDirect.unchecked(among: envelopes.filter { !kept.contains($0) })
+        guard source.arrivingDirect.remove(carriedBy: failed) else { return }
         hub.assumeIsolated { $0.refreshDirect() }
     }
 

@@ -180,6 +180,13 @@ actor PeerNetwork {
         }
     }
 
+    /// An envelope of this node's own: sent by one random peer first, which spreads it (PROTOCOL.md §1.8.1); by
+    /// the first peer that says it carries the space, when none does yet.
+    func stem(_ document: Document) {
+        guard let channel = document.channel else { return }
+        handle(.stem(GossipDocument(id: document.id, bytes: document.bytes), channel: channel))
+    }
+
     /// A document this node published did not commit: reconciliation no longer counts it, and a copy a peer
     /// sends back (it went out before the store failed) is stored.
     func forgetPublished(_ id: DocumentID) {
@@ -515,8 +522,8 @@ actor PeerNetwork {
         }
         switch mode {
         case .inPlace:
-            // A direct message from the session's peer shows before its checks, as its channel messages do.
-            let early = owner.openFromSessionPeer(documents, peer: core.summary(of: from)?.peer)
+            // A direct message for the user shows once its own signature holds, before its envelope's checks.
+            let early = owner.openBeforeCheck(documents)
             if !early.isEmpty { owner.showNow([DirectSpace.id]) }
             let (admitted, showing) = owner.check(parsed: documents)
             if !early.isEmpty { owner.withdrawUnchecked(early, keeping: admitted.newDocumentIDs) }

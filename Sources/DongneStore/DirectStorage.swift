@@ -71,7 +71,6 @@ extension Store {
         whenVisible: (@Sendable () -> Void)? = nil,
         completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
     ) {
-        directSpaceUsage.add(envelope.bytes.count)
         submitLocal([envelope], deferrable: deferrable, whenVisible: whenVisible, alsoWriting: { connection throws(SQLiteError) in
             try connection.statement(
                 "INSERT OR IGNORE INTO direct_messages (id, correspondent, outgoing, created, envelope, bytes) "
@@ -80,7 +79,24 @@ extension Store {
                 .blob(inner.id.bytes), .blob(recipient.bytes), .integer(Int64(inner.created)),
                 .blob(envelope.id.bytes), .blob(inner.bytes)
             ).run()
-        }, completion: completion)
+        }) { [directSpaceUsage] result in
+            if case .success(let outcomes) = result, outcomes.first == .stored { directSpaceUsage.add(envelope.bytes.count) }
+            completion(result)
+        }
+    }
+
+    /// Stores a receipt's envelope as a pending local write and, in the same transaction, forgets that the
+    /// messages it names are owed one: a receipt is sent once, and a crash sends it whole or not at all.
+    public func insertReceipt(_ envelope: Document, for messages: [DocumentID]) async throws(StoreError) {
+        let result = await withCheckedContinuation { continuation in
+            submitLocal([envelope], alsoWriting: { connection throws(SQLiteError) in
+                for id in messages {
+                    try connection.statement("DELETE FROM receipts_due WHERE message = ?").bind(.blob(id.bytes)).run()
+                }
+            }) { continuation.resume(returning: $0) }
+        }
+        if case .success(let outcomes) = result, outcomes.first == .stored { directSpaceUsage.add(envelope.bytes.count) }
+        _ = try result.get()
     }
 
     /// The envelopes stored after sequence number `sequence`, in arrival order, at most `limit`: the ones this
@@ -148,10 +164,7 @@ extension Store {
                     if connection.changes > 0 { changed.set(true) }
                 }
             }
-            let counter = UInt64(bitPattern: sequence)
-            try connection.statement("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)")
-                .bind(.text(Self.envelopesTriedSetting), .blob((0..<8).map { UInt8(truncatingIfNeeded: counter >> (56 - 8 * UInt64($0))) }))
-                .run()
+            try Self.setEnvelopesTried(sequence, connection)
         }
         return changed.get()
     }
@@ -219,6 +232,13 @@ extension Store {
         }
     }
 
+    /// Leaves one of this node's own envelopes out of reconciliation until ``releaseToReconciliation(_:)``: until
+    /// its stem has spread it, a reconciliation would show that this node alone holds it.
+    public func withholdFromReconciliation(_ id: DocumentID) { reconciliationCache.withhold(id) }
+
+    /// Puts an envelope withheld by ``withholdFromReconciliation(_:)`` back into reconciliation.
+    public func releaseToReconciliation(_ id: DocumentID) { reconciliationCache.release(id) }
+
     /// Whether `author` is blocked, from memory (the list is loaded when the store opens and kept with every
     /// block and unblock).
     public func isBlocked(_ author: PublicKey) -> Bool { known.isBlocked(author) }
@@ -274,6 +294,7 @@ extension Store {
     public func expireEnvelopes(at now: UInt64) async throws(StoreError) -> Int {
         guard now >= DirectSpace.retention else { return 0 }
         let cutoff = Int64(now - DirectSpace.retention)
+        let tried = try envelopesTried()
         let deleted = Locked<(ids: [DocumentID], bytes: Int)>(([], 0))
         try await writeSQL { connection throws(SQLiteError) in
             let statement = try connection.statement(
@@ -287,6 +308,10 @@ extension Store {
             statement.reset()
             try connection.statement("DELETE FROM documents WHERE channel = ? AND created < ?")
                 .bind(.blob(DirectSpace.id.bytes), .integer(cutoff)).run()
+            // SQLite gives the highest sequence numbers out again once their rows are gone: the inbox's mark
+            // comes back to the highest one left, so that no envelope stored later is passed over.
+            let highest = try connection.scalarInteger("SELECT coalesce(max(seq), 0) FROM documents")
+            if highest < tried { try Self.setEnvelopesTried(highest, connection) }
             for id in found.ids {
                 try connection.statement("DELETE FROM pending_writes WHERE id = ?").bind(.blob(id.bytes)).run()
             }
@@ -302,6 +327,13 @@ extension Store {
     /// How many envelopes the space holds here, and their bytes.
     public func directSpaceSize() throws(StoreError) -> (envelopes: Int, bytes: Int) {
         (try documentCount(in: DirectSpace.id), directSpaceUsage.current)
+    }
+
+    private static func setEnvelopesTried(_ sequence: Int64, _ connection: Connection) throws(SQLiteError) {
+        let counter = UInt64(bitPattern: sequence)
+        let bytes = (0..<8).map { UInt8(truncatingIfNeeded: counter >> (56 - 8 * UInt64($0))) }
+        try connection.statement("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)")
+            .bind(.text(envelopesTriedSetting), .blob(bytes)).run()
     }
 
     private static let envelopesTriedSetting = "direct.envelopesTried"

@@ -163,8 +163,10 @@ extension Store {
         }
         // An author already at its quota is declined before its signature too: the check only reads (a forgery
         // spends nothing), and a paid identity's flood past its quota then costs no verification.
-        let quota = admission.quota(forStrength: strength)
         let size = unverified.bytes.count
+        // A one-time key signs one envelope: its quota is that envelope, whatever its stamp, so that every
+        // envelope costs its own stamp (PROTOCOL.md §1.8).
+        let quota = unverified.channel == DirectSpace.id ? size : admission.quota(forStrength: strength)
         if let used = authorUsage.known(AuthorUsage.Key(unverified)), used > quota - min(quota, size) {
             return .failure(.authorQuotaReached(quota: quota))
         }
@@ -191,6 +193,10 @@ extension Store {
         let used = authorUsage.known(AuthorUsage.Key(document)) ?? 0
         return document.bytes.count <= quota && used <= quota - document.bytes.count
     }
+
+    /// Whether the direct-message space would take `envelope` now as far as its retention and cap go (no
+    /// reading): for opening it before its checks, which must not show what admission will decline.
+    public func mayTakeEnvelope(_ envelope: UnverifiedDocument) -> Bool { directSpaceRefusal(of: envelope) == nil }
 
     /// The rules of `channel`: the direct-message space's for envelopes (a one-time key pays for one), the
     /// network's for everything else.

@@ -10,6 +10,8 @@ import Synchronization
 /// answers only for the channels it carries.
 final class ReconciliationItems: Sendable {
     private let channels = Mutex<[ChannelID: [NegentropyItem]]>([:])
+    /// Documents left out of every set for now (the node's own envelopes before their stem has spread them).
+    private let withheld = Mutex<Set<[UInt8]>>([])
 
     /// No channel loaded yet.
     init() {}
@@ -18,13 +20,21 @@ final class ReconciliationItems: Sendable {
     func items(
         in channel: ChannelID, load: () throws(StoreError) -> [NegentropyItem]
     ) throws(StoreError) -> [NegentropyItem] {
-        try channels.withLock { (cached) throws(StoreError) -> [NegentropyItem] in
+        let items = try channels.withLock { (cached) throws(StoreError) -> [NegentropyItem] in
             if let items = cached[channel] { return items }
             let items = try load()
             cached[channel] = items
             return items
         }
+        let withheld = self.withheld.withLock { $0 }
+        return withheld.isEmpty ? items : items.filter { !withheld.contains($0.id) }
     }
+
+    /// Leaves `id` out of every set until ``release(_:)``.
+    func withhold(_ id: DocumentID) { _ = withheld.withLock { $0.insert(id.bytes) } }
+
+    /// Puts `id` back in its channel's set.
+    func release(_ id: DocumentID) { _ = withheld.withLock { $0.remove(id.bytes) } }
 
     /// Adds documents that committed, in the channels loaded so far.
     func add(_ documents: [Document]) {

@@ -41,7 +41,6 @@ import Testing
                 "retention": DirectSpace.retention, "hour": DirectSpace.hour,
                 "maximumInnerBytes": UInt64(DirectSpace.maximumInnerBytes),
                 "stampStrengthDiscount": UInt64(DirectSpace.stampStrengthDiscount),
-                "envelopeQuotaBytes": UInt64(DirectSpace.envelopeQuotaBytes),
                 "maximumReceiptIDs": UInt64(DirectSpace.maximumReceiptIDs),
                 "maximumStoredBytes": UInt64(DirectSpace.maximumStoredBytes),
             ])

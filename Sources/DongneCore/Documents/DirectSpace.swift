@@ -28,12 +28,9 @@ public enum DirectSpace {
     public static let boxSizes = paddedSizes.map { $0 + sealOverhead }
 
     /// Bits of stamp strength an envelope's one-time key may have below the network's required identity
-    /// strength: 2^(24 − 6) hashes, about 60 ms of one core, price one envelope of at most 16 KiB as 2^24 price
-    /// a MiB of channel messages (§1.13).
+    /// strength: 2^(24 − 6) hashes, about 60 ms of one core on the default network, for each envelope. A one-time
+    /// key signs one envelope: a second by the same key is declined, whatever its stamp (the store's admission).
     public static let stampStrengthDiscount = 6
-    /// The quota, in the direct space, of a one-time key with a stamp of exactly the envelope strength: one
-    /// largest document, so each envelope pays for its own stamp.
-    public static let envelopeQuotaBytes = DocumentLimits.maximumDocumentBytes
     /// Most document ids one receipt names.
     public static let maximumReceiptIDs = 64
     /// Most bytes of envelopes a node keeps: at the cap it takes no new envelope until old ones expire.
@@ -42,11 +39,12 @@ public enum DirectSpace {
     /// The stamp strength an envelope's one-time key must show on a network that asks `required` of identities.
     public static func envelopeStampStrength(required: Int) -> Int { max(0, required - stampStrengthDiscount) }
 
-    /// The admission rules of the space on a network whose identities follow `policy`.
+    /// The stamp rule of the space on a network whose identities follow `policy` (its quota, one envelope per
+    /// key, is the store's to apply).
     public static func admission(for policy: AdmissionPolicy) -> AdmissionPolicy {
         AdmissionPolicy(
             requiredStampStrength: envelopeStampStrength(required: policy.requiredStampStrength),
-            authorQuotaBytes: envelopeQuotaBytes)
+            authorQuotaBytes: DocumentLimits.maximumDocumentBytes)
     }
 
     /// The `created` of an envelope sealed at `now`: the start of its hour.

@@ -126,8 +126,8 @@ public struct SealingRecipient: Sendable, Hashable {
 public struct DirectMessageKey: Sendable {
     /// The identity the envelopes are sealed to.
     public let identity: PublicKey
-    fileprivate let curvePublic: [UInt8]
-    fileprivate let curveSecret: [UInt8]
+    private let curvePublic: [UInt8]
+    private let curveSecret: [UInt8]
 
     /// The key of `identity`'s holder.
     public init(_ identity: SigningKey) {
@@ -152,20 +152,6 @@ public struct DirectMessageKey: Sendable {
         case .channel, .message, .report, .retract, .profile, .direct, .receipt, .sealed, .unknown:
             return .invalid(.wrongType(field: "inner kind or recipient"))
         }
-    }
-}
-
-extension DirectMessageKey {
-    /// What `envelope` holds for this key, if it is a direct message whose author is `author`, parsed but with its
-    /// signature not checked yet: for showing a message that came over a session whose peer proved it holds
-    /// `author`'s key (the session's MAC tells the peer sent these bytes), before the checks that follow at once.
-    package func openUnchecked(_ envelope: SealedBox, from author: PublicKey) -> Document? {
-        guard let padded = Sodium.openSealed(envelope.box, curvePublic: curvePublic, curveSecret: curveSecret),
-            let bytes = Sodium.unpad(padded, blockSize: padded.count),
-            let inner = try? UnverifiedDocument(parsing: bytes), inner.author == author,
-            case .direct(let direct) = inner.body, direct.recipient == identity
-        else { return nil }
-        return Document(unverified: inner)
     }
 }
 

@@ -8,6 +8,7 @@ extension PeerInstance {
         case .channels(let channels):
             followGossip(gossip.handle(.received(message, from: id)))
             follow(reconciliation.handle(.peerChannels(id, theirs: channels, joined: joined)))
+            sendWaitingStems()
         case .reconcile(_, fromInitiator: true, _):
             // Each makes this node load a channel's items: the host's budget first.
             guard withinBudget(\.reconciliations, on: id) else { return }

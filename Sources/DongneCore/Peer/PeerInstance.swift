@@ -41,6 +41,9 @@ public struct PeerInstance: Sendable {
         case discovered(DiscoveryDirectory.Event)
         /// This node wrote a document (queued for its store).
         case published(GossipDocument, channel: ChannelID?)
+        /// A document of this node's own to send by one random peer that carries `channel` first (an envelope of
+        /// the direct-message space): that peer spreads it.
+        case stem(GossipDocument, channel: ChannelID)
         /// A document this node wrote did not commit: a copy a peer sends back is to be stored.
         case unpublished(DocumentID)
         /// This node's latest profile (at start, and whenever the user writes a new one): every peer gets it,
@@ -258,6 +261,12 @@ public struct PeerInstance: Sendable {
     var ownProfile: GossipDocument?
     var directory = DiscoveryDirectory(ownInstance: "")
     var random: SplitMix64
+    /// Documents of this node's own waiting for a first relay: no established peer carried their channel when
+    /// they were stemmed (``stem(_:in:)``). At most ``maximumWaitingStems``; the oldest go first (reconciliation
+    /// still offers them).
+    var waitingStems: [(document: GossipDocument, channel: ChannelID)] = []
+    /// The most documents waiting for a first relay.
+    static let maximumWaitingStems = 256
     var links: [PeerID: PeerLink] = [:]
     var now: UInt64
     var stopped = false
@@ -322,6 +331,7 @@ public struct PeerInstance: Sendable {
         case .published(let document, let channel):
             followGossip(gossip.handle(.published(id: document.id, channel: channel, bytes: document.bytes)))
         case .unpublished(let id): followGossip(gossip.handle(.unpublished(id)))
+        case .stem(let document, let channel): stem(document, in: channel)
         case .ownProfile(let profile): offerProfile(profile)
         case .joinedChanged(let channels): joinedChanged(channels)
         case .itemsLoaded(let channel, let peer, let payload, let items):

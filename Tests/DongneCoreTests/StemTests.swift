@@ -1,0 +1,44 @@
+import DongneCore
+import Testing
+
+/// A node's own envelopes leave by one random peer that carries the direct-message space (a stem), never by all
+/// of them at once; with no such peer yet, by the first that says it carries the space.
+@Suite struct StemTests {
+    static let space = DirectSpace.id
+    static let envelope = GossipDocument(id: DocumentID(BLAKE2b.hash256([1])), bytes: [0x82, 0xa0, 0x40])
+
+    static func recipients(_ directives: [PeerInstance.Directive]) -> [PeerID] {
+        directives.flatMap { directive -> [PeerID] in
+            switch directive {
+            case .send(.batch(_, let documents, _, _), let to) where documents.contains(envelope.bytes): [to]
+            case .sendDatagrams(let datagrams): datagrams.map(\.peer)
+            default: []
+            }
+        }
+    }
+
+    @Test func anOwnEnvelopeGoesToOnePeerOfThoseThatCarryTheSpace() {
+        var counts: [PeerID: Int] = [:]
+        for seed in 1...20 {
+            var core = PeerInstanceTests.core(seed: UInt64(seed))
+            _ = core.handle(.joinedChanged([PeerInstanceTests.channel, Self.space]), now: 0)
+            for (index, key) in PeerInstanceTests.sorted.enumerated() where index != 1 {
+                PeerInstanceTests.establish(&core, UInt64(index + 1), with: key)
+                _ = core.handle(PeerInstanceTests.message(.channels([Self.space]), on: UInt64(index + 1)), now: 1)
+            }
+            let sent = Self.recipients(core.handle(.stem(Self.envelope, channel: Self.space), now: 2))
+            #expect(sent.count == 1, "one first relay, not every peer: \(sent)")
+            for peer in sent { counts[peer, default: 0] += 1 }
+        }
+        #expect(counts.count > 1, "a random one: \(counts)")
+    }
+
+    @Test func withNoPeerCarryingTheSpaceItWaitsForTheFirstThatSaysItDoes() {
+        var core = PeerInstanceTests.core()
+        _ = core.handle(.joinedChanged([PeerInstanceTests.channel, Self.space]), now: 0)
+        PeerInstanceTests.establish(&core, 1, with: PeerInstanceTests.sorted[2])
+        #expect(Self.recipients(core.handle(.stem(Self.envelope, channel: Self.space), now: 1)).isEmpty)
+        let later = core.handle(PeerInstanceTests.message(.channels([Self.space]), on: 1), now: 2)
+        #expect(Self.recipients(later) == [PeerID(1)])
+    }
+}
