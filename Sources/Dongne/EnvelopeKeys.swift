@@ -93,7 +93,7 @@ final class EnvelopeKeys: Sendable {
                 }
             }
         }
-        Task(priority: .background) {
+        Task {
             while let key = await newKey(lanes: 1) {
                 let full = ready.withLock { state -> Bool in
                     state.kits.append(EnvelopeKit(wrapper: key))
