@@ -9,12 +9,7 @@ public struct ChannelListQuery: Sendable {
     /// Reads the list once; every channel comes as `added`.
     public func getDocuments() async throws -> QuerySnapshot<ChannelSnapshot> {
         let isFromCache = await node.hub.isFromCacheAnywhere()
-        let documents = try node.source.channels(isFromCache: isFromCache)
-        let changes = documents.enumerated().map {
-            DocumentChange(type: .added, document: $1, oldIndex: -1, newIndex: $0)
-        }
-        let metadata = SnapshotMetadata(hasPendingWrites: false, isFromCache: isFromCache)
-        return QuerySnapshot(documents: documents, documentChanges: changes, metadata: metadata)
+        return QuerySnapshot(reading: try node.source.channels(isFromCache: isFromCache), isFromCache: isFromCache)
     }
 
     /// Listens to the list: the first snapshot holds every channel as `added`, later ones what changed.
@@ -29,11 +24,6 @@ public struct ChannelListQuery: Sendable {
     public func snapshots(
         includeMetadataChanges: Bool = false
     ) -> AsyncThrowingStream<QuerySnapshot<ChannelSnapshot>, any Error> {
-        AsyncThrowingStream { continuation in
-            let registration = addSnapshotListener(includeMetadataChanges: includeMetadataChanges) { snapshot, error in
-                if let snapshot { continuation.yield(snapshot) } else { continuation.finish(throwing: error) }
-            }
-            continuation.onTermination = { _ in registration.remove() }
-        }
+        QuerySnapshot.stream { addSnapshotListener(includeMetadataChanges: includeMetadataChanges, $0) }
     }
 }

@@ -61,11 +61,7 @@ public struct DirectMessagesQuery: Sendable {
     /// Reads the messages once; every one comes as `added`.
     public func getDocuments() async throws -> QuerySnapshot<DirectMessageSnapshot> {
         let isFromCache = await node.hub.isFromCache(DirectSpace.id)
-        let documents = try node.source.directMessages(spec, isFromCache: isFromCache)
-        let changes = documents.enumerated().map { DocumentChange(type: .added, document: $1, oldIndex: -1, newIndex: $0) }
-        let metadata = SnapshotMetadata(
-            hasPendingWrites: documents.contains { $0.metadata.hasPendingWrites }, isFromCache: isFromCache)
-        return QuerySnapshot(documents: documents, documentChanges: changes, metadata: metadata)
+        return QuerySnapshot(reading: try node.source.directMessages(spec, isFromCache: isFromCache), isFromCache: isFromCache)
     }
 
     /// Listens to the messages: the first snapshot holds every one as `added`, later ones what changed (a message
@@ -81,12 +77,7 @@ public struct DirectMessagesQuery: Sendable {
     public func snapshots(
         includeMetadataChanges: Bool = false
     ) -> AsyncThrowingStream<QuerySnapshot<DirectMessageSnapshot>, any Error> {
-        AsyncThrowingStream { continuation in
-            let registration = addSnapshotListener(includeMetadataChanges: includeMetadataChanges) { snapshot, error in
-                if let snapshot { continuation.yield(snapshot) } else { continuation.finish(throwing: error) }
-            }
-            continuation.onTermination = { _ in registration.remove() }
-        }
+        QuerySnapshot.stream { addSnapshotListener(includeMetadataChanges: includeMetadataChanges, $0) }
     }
 }
 
@@ -98,11 +89,7 @@ public struct ConversationListQuery: Sendable {
     /// Reads the list once; every conversation comes as `added`.
     public func getDocuments() async throws -> QuerySnapshot<ConversationSnapshot> {
         let isFromCache = await node.hub.isFromCache(DirectSpace.id)
-        let documents = try node.source.conversations(isFromCache: isFromCache)
-        let changes = documents.enumerated().map { DocumentChange(type: .added, document: $1, oldIndex: -1, newIndex: $0) }
-        let metadata = SnapshotMetadata(
-            hasPendingWrites: documents.contains { $0.metadata.hasPendingWrites }, isFromCache: isFromCache)
-        return QuerySnapshot(documents: documents, documentChanges: changes, metadata: metadata)
+        return QuerySnapshot(reading: try node.source.conversations(isFromCache: isFromCache), isFromCache: isFromCache)
     }
 
     /// Listens to the list: a conversation is `added` with its first message, `modified` when its latest message
@@ -118,11 +105,6 @@ public struct ConversationListQuery: Sendable {
     public func snapshots(
         includeMetadataChanges: Bool = false
     ) -> AsyncThrowingStream<QuerySnapshot<ConversationSnapshot>, any Error> {
-        AsyncThrowingStream { continuation in
-            let registration = addSnapshotListener(includeMetadataChanges: includeMetadataChanges) { snapshot, error in
-                if let snapshot { continuation.yield(snapshot) } else { continuation.finish(throwing: error) }
-            }
-            continuation.onTermination = { _ in registration.remove() }
-        }
+        QuerySnapshot.stream { addSnapshotListener(includeMetadataChanges: includeMetadataChanges, $0) }
     }
 }

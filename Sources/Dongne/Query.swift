@@ -94,12 +94,7 @@ public struct Query: Sendable {
         let spec = try validated()
         let isFromCache = await node.hub.isFromCache(spec.channel)
         let documents = try node.source.messages(spec, previous: [], isFromCache: isFromCache)
-        let changes = documents.enumerated().map {
-            DocumentChange(type: .added, document: $1, oldIndex: -1, newIndex: $0)
-        }
-        let metadata = SnapshotMetadata(
-            hasPendingWrites: documents.contains { $0.metadata.hasPendingWrites }, isFromCache: isFromCache)
-        return QuerySnapshot(documents: documents, documentChanges: changes, metadata: metadata)
+        return QuerySnapshot(reading: documents, isFromCache: isFromCache)
     }
 
     /// Listens to the query: the first snapshot holds every match as `added`, later ones what changed (see
@@ -118,17 +113,7 @@ public struct Query: Sendable {
     public func snapshots(
         includeMetadataChanges: Bool = false
     ) -> AsyncThrowingStream<QuerySnapshot<MessageSnapshot>, any Error> {
-        AsyncThrowingStream { continuation in
-            do {
-                let registration = try addSnapshotListener(includeMetadataChanges: includeMetadataChanges) {
-                    snapshot, error in
-                    if let snapshot { continuation.yield(snapshot) } else { continuation.finish(throwing: error) }
-                }
-                continuation.onTermination = { _ in registration.remove() }
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
+        QuerySnapshot.stream { try addSnapshotListener(includeMetadataChanges: includeMetadataChanges, $0) }
     }
 
     private func validated() throws(DongneError) -> MessageQuery {

@@ -36,6 +36,36 @@ public struct QuerySnapshot<Document: SnapshotDocument>: Sendable {
     public var isEmpty: Bool { documents.isEmpty }
 }
 
+extension QuerySnapshot {
+    /// A read's snapshot: every document as `added`, pending if any of them is.
+    init(reading documents: [Document], isFromCache: Bool) {
+        self.init(
+            documents: documents,
+            documentChanges: documents.enumerated().map {
+                DocumentChange(type: .added, document: $1, oldIndex: -1, newIndex: $0)
+            },
+            metadata: SnapshotMetadata(
+                hasPendingWrites: documents.contains { $0.metadata.hasPendingWrites }, isFromCache: isFromCache))
+    }
+
+    /// A listener's snapshots as an asynchronous sequence: `listen` adds the listener (or throws, which fails the
+    /// first `next()`); ending the iteration, or cancelling its task, removes it.
+    static func stream(
+        _ listen: (@escaping @Sendable (QuerySnapshot<Document>?, (any Error)?) -> Void) throws -> ListenerRegistration
+    ) -> AsyncThrowingStream<QuerySnapshot<Document>, any Error> {
+        AsyncThrowingStream { continuation in
+            do {
+                let registration = try listen { snapshot, error in
+                    if let snapshot { continuation.yield(snapshot) } else { continuation.finish(throwing: error) }
+                }
+                continuation.onTermination = { _ in registration.remove() }
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+    }
+}
+
 /// A message as listeners and reads see it: its content, its derived moderation state and its metadata.
 public struct MessageSnapshot: SnapshotDocument, Hashable {
     /// The message's id (content address).

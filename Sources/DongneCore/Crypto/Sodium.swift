@@ -100,13 +100,9 @@ enum Sodium {
     static func seal(
         _ plaintext: [UInt8], toCurve curvePublic: [UInt8], ephemeralPublic: [UInt8], ephemeralSecret: [UInt8]
     ) -> [UInt8]? {
-        var nonce = [UInt8](repeating: 0, count: Int(crypto_box_NONCEBYTES))
-        let keys = ephemeralPublic + curvePublic
-        crypto_generichash(&nonce, nonce.count, keys, UInt64(keys.count), nil, 0)
-        var boxed = [UInt8](repeating: 0, count: plaintext.count + Int(crypto_box_MACBYTES))
-        guard crypto_box_easy(&boxed, plaintext, UInt64(plaintext.count), nonce, curvePublic, ephemeralSecret) == 0
-        else { return nil }
-        return ephemeralPublic + boxed
+        guard var shared = boxSharedKey(public: curvePublic, secret: ephemeralSecret) else { return nil }
+        defer { sodium_memzero(&shared, shared.count) }
+        return seal(plaintext, toCurve: curvePublic, ephemeralPublic: ephemeralPublic, sharedKey: shared)
     }
 
     /// The X25519 public key of an Ed25519 one; nil for bytes that are not a valid point.
