@@ -197,10 +197,13 @@ extension Node {
         }
     }
 
-    /// Deletes the envelopes past their retention, now and every hour while the node runs.
+    /// Deletes the envelopes past their retention, now and at the start of every hour while the node runs: an
+    /// envelope is dated by its hour, so every node forgets it at the same moment (PROTOCOL.md §1.8).
     func expireEnvelopes() async {
-        _ = try? await store.expireEnvelopes(at: configuration.envelopeClock.now())
-        _ = loop.schedule(at: .now + .milliseconds(Int64(DirectSpace.hour))) { [weak self] in
+        let now = configuration.envelopeClock.now()
+        _ = try? await store.expireEnvelopes(at: now)
+        let untilNextHour = DirectSpace.hour - now % DirectSpace.hour
+        _ = loop.schedule(at: .now + .milliseconds(Int64(untilNextHour))) { [weak self] in
             guard let self, !self.isStopping else { return }
             Task { await self.expireEnvelopes() }
         }
