@@ -11,14 +11,6 @@ from direct import direct, envelope, open_envelope
 from peer import CHANNEL, DEADLINE, DIRECT_SPACE, Node, Peer, channel_id, document_id
 
 
-@pytest.fixture
-def cleanup():
-    things = []
-    yield things
-    for thing in reversed(things):
-        thing.stop() if isinstance(thing, Node) else thing.close()
-
-
 def opened_from(peer, predicate, timeout=DEADLINE):
     """The inner fields of the first envelope the node sent `peer` that opens for it and satisfies `predicate`."""
     end = time.monotonic() + timeout

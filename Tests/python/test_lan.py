@@ -11,16 +11,9 @@ import tempfile
 
 import pytest
 
-from lan import LAN, ROOT, Lan
+from lan import LAN, ROOT
 
 DONGNE = str(ROOT / ".build/debug/dongne")
-
-
-@pytest.fixture
-def lan(request):
-    network = Lan(request.param)
-    yield network
-    network.down()
 
 
 def start_and_connect(lan, hosts, *args):

@@ -11,17 +11,10 @@ import sys
 import cbor2
 import pytest
 
-from lan import LAN, Lan
+from lan import LAN
 
 TEXT = "C, 내일 도서관 앞에서 3시에 봐요"
 HOLD = ("--dm-hold-back", "0")
-
-
-@pytest.fixture
-def lan(request):
-    network = Lan(request.param)
-    yield network
-    network.down()
 
 
 def whoami(lan, host):

@@ -8,14 +8,7 @@ import pathlib
 import pytest
 
 from blob_peer import noise_jpeg
-from lan import Lan
 
-
-@pytest.fixture
-def lan(request):
-    network = Lan(request.param)
-    yield network
-    network.down()
 
 
 def start_and_connect(lan, hosts):

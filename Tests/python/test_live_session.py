@@ -61,14 +61,6 @@ def exchange(node, peer):
     node.wait_for(lambda line: line.get("event") == "peer-left")
 
 
-@pytest.fixture
-def cleanup():
-    things = []
-    yield things
-    for thing in reversed(things):
-        thing.stop() if isinstance(thing, Node) else thing.close()
-
-
 def test_python_dials_the_node(cleanup):
     node = Node([])
     cleanup.append(node)
