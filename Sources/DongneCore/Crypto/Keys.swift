@@ -90,11 +90,6 @@ public struct SigningKey: Sendable, CustomStringConvertible, CustomDebugStringCo
         Signature(Sodium.sign(message, secretKey: secretKey))!
     }
 
-    /// Opens a sealed box addressed to this key; nil if it was not sealed to it or was altered.
-    public func openSealed(_ sealed: [UInt8]) -> [UInt8]? {
-        Sodium.open(sealed, publicKey: publicKey.bytes, secretKey: secretKey)
-    }
-
     /// The X25519 key pair converted from this key, for opening what is sealed to it many times over.
     func curve25519KeyPair() -> (publicKey: [UInt8], secretKey: [UInt8]) {
         // An Ed25519 key made by libsodium always converts.

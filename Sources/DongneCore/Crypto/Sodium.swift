@@ -121,22 +121,6 @@ enum Sodium {
         return (publicKey, secretKey)
     }
 
-    /// Opens a sealed box addressed to the Ed25519 key pair (`publicKey`, `secretKey`); nil if it was not
-    /// sealed to this key or was altered.
-    static func open(_ sealed: [UInt8], publicKey: [UInt8], secretKey: [UInt8]) -> [UInt8]? {
-        ensureInitialised()
-        guard sealed.count >= Int(crypto_box_sealbytes()) else { return nil }
-        var curvePublic = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
-        var curveSecret = [UInt8](repeating: 0, count: Int(crypto_box_SECRETKEYBYTES))
-        defer { sodium_memzero(&curveSecret, curveSecret.count) }
-        guard crypto_sign_ed25519_pk_to_curve25519(&curvePublic, publicKey) == 0,
-            crypto_sign_ed25519_sk_to_curve25519(&curveSecret, secretKey) == 0
-        else { return nil }
-        var plaintext = [UInt8](repeating: 0, count: sealed.count - Int(crypto_box_sealbytes()))
-        let result = crypto_box_seal_open(&plaintext, sealed, UInt64(sealed.count), curvePublic, curveSecret)
-        return result == 0 ? plaintext : nil
-    }
-
     // MARK: X25519, BLAKE2b-512 and ChaCha20-Poly1305 (the Noise primitives)
 
     /// The X25519 public key of a 32-byte private key.
