@@ -91,8 +91,7 @@ final class TerminalConsole: Console, Sendable {
         ]
         var input = [UInt8](repeating: 0, count: 4_096)
         while true {
-            screen.prompt = shared.withLock { $0.prompt }
-            screen.draw(output: takeOutput())
+            screen.drawQueued(takeOutput())
             if shared.withLock({ $0.stopping }) { return screen.clearLine() }
             if poll(&descriptors, 2, -1) < 0 { continue }  // EINTR: a signal arrived
             guard descriptors[0].revents != 0 else { continue }
@@ -110,7 +109,7 @@ final class TerminalConsole: Console, Sendable {
         switch outcome {
         case .edited: break
         case .entered(let line):
-            screen.draw(output: takeOutput())
+            screen.drawQueued(takeOutput())
             deliver(line)
         case .endOfInput: return false
         case .interrupted(let wasEmpty):
@@ -125,12 +124,14 @@ final class TerminalConsole: Console, Sendable {
         return true
     }
 
-    private func takeOutput() -> [ConsoleLine] {
+    /// The lines queued and the prompt as set now. The wake pipe is drained first: a line or a prompt set after
+    /// that wakes the loop again, so that neither waits in the queue until the next key.
+    private func takeOutput() -> (prompt: String, lines: [ConsoleLine]) {
         var drained = [UInt8](repeating: 0, count: 256)
         while read(wake.read, &drained, drained.count) > 0 {}
         return shared.withLock { shared in
             let (lines, dropped) = shared.pending.take()
-            return dropped == 0 ? lines : lines + [.dropped(dropped)]
+            return (shared.prompt, dropped == 0 ? lines : lines + [.dropped(dropped)])
         }
     }
 
@@ -174,6 +175,12 @@ private struct Screen {
         text += EditLineView.render(
             prompt: prompt, characters: editor.characters, cursor: editor.cursor, columns: columns)
         RawTerminal.write(text)
+    }
+
+    /// Takes the prompt as set now and draws the lines queued above it.
+    mutating func drawQueued(_ queued: (prompt: String, lines: [ConsoleLine])) {
+        prompt = queued.prompt
+        draw(output: queued.lines)
     }
 
     func clearLine() { RawTerminal.write("\r\u{1B}[2K") }
