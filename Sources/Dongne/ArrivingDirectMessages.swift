@@ -34,8 +34,8 @@ final class ArrivingDirectMessages: Sendable {
         }
     }
 
-    /// Holds `message` before its signature and its envelope's are checked: it came over a session whose peer
-    /// proved it holds the author's key. ``checked(envelope:)`` or ``remove(carriedBy:)`` follows.
+    /// Holds `message` before its signature and its envelope's are checked: its authenticator proved its author
+    /// to this node already. ``checked(envelope:)`` or ``remove(carriedBy:)`` follows.
     func addUnchecked(_ message: Document, envelope: DocumentID) {
         held.withLock { held in
             held.messages[envelope] = message

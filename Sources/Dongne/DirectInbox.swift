@@ -34,10 +34,10 @@ final class DirectInbox: Sendable {
     private let sendsReceipts: @Sendable () -> Bool
 
     init(
-        identity: SigningKey, store: Store, queue: BackgroundQueue, arriving: ArrivingDirectMessages,
+        key: DirectMessageKey, store: Store, queue: BackgroundQueue, arriving: ArrivingDirectMessages,
         sendsReceipts: @escaping @Sendable () -> Bool
     ) {
-        key = DirectMessageKey(identity)
+        self.key = key
         self.store = store
         self.queue = queue
         self.arriving = arriving
@@ -45,15 +45,15 @@ final class DirectInbox: Sendable {
     }
 
     /// Tries envelopes as they arrive, before their own checks, so that a message for the user shows as soon as a
-    /// channel message would: one that opens with the user's key and whose inner document's signature holds (so
-    /// it is its author's, whoever relayed it) is held in ``ArrivingDirectMessages`` until its envelope's checks
-    /// (``openOnArrival(_:)``) and a pass keep it. Every envelope costs one `crypto_box_seal_open` here, whoever
-    /// it is for. The envelopes whose messages are held.
+    /// channel message would: one that opens with the user's key and whose authenticator holds (so it is its
+    /// author's, whoever relayed it) is held in ``ArrivingDirectMessages`` until its envelope's checks and its
+    /// own signature's (``openOnArrival(_:)``) and a pass keep it. Every envelope costs one
+    /// `crypto_box_seal_open` here, whoever it is for. The envelopes whose messages are held.
     func openBeforeCheck(_ envelopes: [UnverifiedDocument]) -> [DocumentID] {
         var held: [DocumentID] = []
         for envelope in envelopes {
             guard case .sealed(let box) = envelope.body else { continue }
-            switch key.open(box) {
+            switch key.open(box, signature: .deferred) {
             case .direct(let message, _):
                 arriving.addUnchecked(message, envelope: envelope.id)
                 held.append(envelope.id)
@@ -64,15 +64,15 @@ final class DirectInbox: Sendable {
         return held
     }
 
-    /// Envelopes that passed their checks: those tried before them are settled (a held message's envelope is
-    /// checked now); the others are tried now, and a message among them is held. Whether any was. Receipts wait
-    /// for the pass.
+    /// Envelopes that passed their checks: those tried before them are settled (a held message is checked now if
+    /// its own signature holds too, else it stays unchecked and leaves); the others are tried now, and a message
+    /// among them is held. Whether any was. Receipts wait for the pass.
     func openOnArrival(_ envelopes: [Document]) -> Bool {
         var opened = false
         for envelope in envelopes {
             guard case .sealed(let box) = envelope.body else { continue }
-            if arriving.uncheckedMessage(carriedBy: envelope.id) != nil {
-                arriving.checked(envelope: envelope.id)
+            if let held = arriving.uncheckedMessage(carriedBy: envelope.id) {
+                if held.signatureHolds { arriving.checked(envelope: envelope.id) }
                 continue
             }
             if triedOnArrival.withLock({ $0.contains(envelope.id) }) { continue }

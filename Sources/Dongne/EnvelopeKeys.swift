@@ -14,6 +14,8 @@ final class EnvelopeKeys: Sendable {
     /// How many correspondents' converted keys are kept.
     static let maximumRecipients = 256
 
+    /// This node's key: what its envelopes' inner documents are authenticated with.
+    private let key: DirectMessageKey
     private let strength: Int
     /// Where kits without stamps and prepared seals are made: the node's background thread, off a message's way.
     private let queue: BackgroundQueue
@@ -24,7 +26,8 @@ final class EnvelopeKeys: Sendable {
 
     /// Kits whose keys are stamped at `strength` (0: no stamp, no search), made on `queue` (stamps on their own
     /// threads).
-    init(strength: Int, queue: BackgroundQueue) {
+    init(key: DirectMessageKey, strength: Int, queue: BackgroundQueue) {
+        self.key = key
         self.strength = strength
         self.queue = queue
     }
@@ -68,7 +71,7 @@ final class EnvelopeKeys: Sendable {
     /// `identity`'s converted key; nil if it is not a valid Ed25519 point.
     func recipient(_ identity: PublicKey) -> SealingRecipient? {
         if let known = recipients.withLock({ $0[identity] }) { return known }
-        guard let recipient = SealingRecipient(identity) else { return nil }
+        guard let recipient = SealingRecipient(identity, from: key) else { return nil }
         recipients.withLock { recipients in
             if recipients.count >= Self.maximumRecipients { recipients.removeAll() }
             recipients[identity] = recipient

@@ -73,12 +73,14 @@ public final class Node: Sendable {
         photos = PhotoLibrary(store: store)
         source = SnapshotSource(store: store, viewer: identity.current.publicKey, policy: policy, photos: photos)
         hub = ListenerHub(source: source, loop: loop)
+        let directKey = DirectMessageKey(identity.current)
         envelopeKeys = EnvelopeKeys(
+            key: directKey,
             strength: DirectSpace.envelopeStampStrength(required: configuration.admission.requiredStampStrength),
             queue: background)
         let receiptsSetting = configuration.sendsReadReceipts
         inbox = DirectInbox(
-            identity: identity.current, store: store, queue: background, arriving: source.arrivingDirect,
+            key: directKey, store: store, queue: background, arriving: source.arrivingDirect,
             sendsReceipts: { [store] in Node.sendsReadReceipts(in: store, default: receiptsSetting) })
     }
 

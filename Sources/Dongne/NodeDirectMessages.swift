@@ -166,8 +166,9 @@ extension Node {
 
     /// Opens, before their checks, the envelopes among `documents` that admission will take (a stamp as strong
     /// as asked, within the space's retention and cap, not stored yet) and holds the messages for the user among
-    /// them, each with its own signature checked, to show at once. The envelopes held: their checks follow at
-    /// once, and a message whose envelope fails them leaves again (``withdrawUnchecked(_:keeping:)``).
+    /// them, each with its authenticator checked, to show at once. The envelopes held: their checks and the
+    /// messages' signatures follow at once, and a message whose envelope or signature fails leaves again
+    /// (``withdrawUnchecked(_:)``).
     func openBeforeCheck(_ documents: [UnverifiedDocument]) -> [DocumentID] {
         let latest = latestAcceptedCreated
         let candidates = documents.filter {
@@ -177,11 +178,11 @@ extension Node {
         return candidates.isEmpty ? [] : inbox.openBeforeCheck(candidates)
     }
 
-    /// Lets go of the messages held before their envelopes' checks whose envelopes were not taken after all (not
-    /// valid, or declined), and refreshes listeners: from the node's loop, where the hub runs.
-    func withdrawUnchecked(_ envelopes: [DocumentID], keeping kept: [DocumentID]) {
-        let kept = Set(kept)
-        let failed = source.arrivingDirect.unchecked(among: envelopes.filter { !kept.contains($0) })
+    /// Lets go of the messages held before their envelopes' checks that are still unchecked after them: their
+    /// envelopes were not taken after all (not valid, or declined), or their own signatures failed. Refreshes
+    /// listeners: from the node's loop, where the hub runs.
+    func withdrawUnchecked(_ envelopes: [DocumentID]) {
+        let failed = source.arrivingDirect.unchecked(among: envelopes)
         guard source.arrivingDirect.remove(carriedBy: failed) else { return }
         hub.assumeIsolated { $0.refreshDirect() }
     }

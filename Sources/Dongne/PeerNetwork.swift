@@ -522,11 +522,11 @@ actor PeerNetwork {
         }
         switch mode {
         case .inPlace:
-            // A direct message for the user shows once its own signature holds, before its envelope's checks.
+            // A direct message for the user shows once its authenticator holds, before its envelope's checks.
             let early = owner.openBeforeCheck(documents)
             if !early.isEmpty { owner.showNow([DirectSpace.id]) }
             let (admitted, showing) = owner.check(parsed: documents)
-            if !early.isEmpty { owner.withdrawUnchecked(early, keeping: admitted.newDocumentIDs) }
+            if !early.isEmpty { owner.withdrawUnchecked(early) }
             shownFirst.formUnion(showing)
             handle(Self.checked(documents, from: from, admitted))
             checkedArrivals.append((documents, from, admitted))

@@ -40,8 +40,11 @@ enum ValidVectors {
             by: bob)
         try add("receipt", .receipt(Receipt(recipient: alice.publicKey, read: [direct.id])), by: bob)
         let receipt = cases.last!.1
-        cases.append(("sealed", try envelope(direct, to: bob.publicKey, seed: VectorKeys.ephemeralSeeds.recipient)))
-        cases.append(("sealed-receipt", try envelope(receipt, to: alice.publicKey, seed: VectorKeys.ephemeralSeeds.author)))
+        cases.append(
+            ("sealed", try envelope(direct, from: alice, to: bob.publicKey, seed: VectorKeys.ephemeralSeeds.recipient)))
+        cases.append(
+            ("sealed-receipt",
+             try envelope(receipt, from: bob, to: alice.publicKey, seed: VectorKeys.ephemeralSeeds.author)))
         let future: [CBORMapEntry] = [
             CBORMapEntry(.unsigned(8), .text("a kind from the future")),
             CBORMapEntry(.unsigned(9), .array([.unsigned(1), .negative(1)])),
@@ -55,9 +58,11 @@ enum ValidVectors {
     }
 
     /// `inner` sealed to `recipient` by the vectors' one-time key, in the hour of the base time.
-    static func envelope(_ inner: Document, to recipient: PublicKey, seed: [UInt8]) throws -> Document {
+    static func envelope(_ inner: Document, from author: SigningKey, to recipient: PublicKey, seed: [UInt8]) throws
+        -> Document
+    {
         try SealedEnvelope.seal(
-            inner, to: recipient, wrapper: VectorKeys.wrapper, at: baseTime + 60_000, ephemeralSeed: seed)
+            inner, from: author, to: recipient, wrapper: VectorKeys.wrapper, at: baseTime + 60_000, ephemeralSeed: seed)
     }
 
     /// The inner documents of the envelope vectors, by envelope name, and whom each is sealed to.

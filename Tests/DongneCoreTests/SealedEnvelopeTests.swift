@@ -16,8 +16,10 @@ struct SealedEnvelopeTests {
             .direct(DirectMessage(recipient: recipient.publicKey, content: .text(text))), created: now, by: author)
     }
 
-    static func envelope(_ inner: Document, to recipient: SigningKey = bob) throws -> Document {
-        try SealedEnvelope.seal(inner, to: recipient.publicKey, wrapper: .generate(), at: now)
+    static func envelope(_ inner: Document, from author: SigningKey = alice, to recipient: SigningKey = bob) throws
+        -> Document
+    {
+        try SealedEnvelope.seal(inner, from: author, to: recipient.publicKey, wrapper: .generate(), at: now)
     }
 
     @Test func theRecipientOpensTheSignedInnerDocumentAndNobodyElseDoes() throws {
@@ -66,13 +68,42 @@ struct SealedEnvelopeTests {
         #expect(DirectMessageKey(Self.carol).open(box) == .invalid(.wrongType(field: "inner kind or recipient")))
     }
 
-    @Test func aForgedInnerSignatureIsRefused() throws {
+    @Test func aBadInnerSignatureIsRefusedAtOnceOrWhenItIsCheckedLater() throws {
         var bytes = try Self.direct("forged").bytes
         bytes[bytes.count - 1] ^= 1
-        let padded = bytes + [0x80] + [UInt8](repeating: 0, count: 512 - bytes.count - 1)
-        // Sealed by hand, since sealing checks nothing but size: the recipient checks the signature.
-        let forged = try SealedEnvelope.sealPadded(padded, to: Self.bob.publicKey)
-        #expect(DirectMessageKey(Self.bob).open(SealedBox(box: forged)) == .invalid(.badSignature))
+        // Authenticated and sealed by hand, as Alice could: the recipient checks the signature too.
+        let key = DirectMessageKey(Self.alice).conversationKey(with: Self.bob.publicKey)!
+        let padded = SealedEnvelope.authenticatedAndPadded(bytes, conversationKey: key)!
+        let box = SealedBox(box: try SealedEnvelope.sealPadded(padded, to: Self.bob.publicKey))
+        #expect(DirectMessageKey(Self.bob).open(box) == .invalid(.badSignature))
+        guard case .direct(let deferred, _) = DirectMessageKey(Self.bob).open(box, signature: .deferred) else {
+            Issue.record("the authenticator holds: it opens with its signature's check deferred")
+            return
+        }
+        #expect(!deferred.signatureHolds)
+        #expect(try Self.direct("real").signatureHolds)
+    }
+
+    @Test func aMessageInSomeoneElsesNameIsRefusedByItsAuthenticatorBeforeItsSignature() throws {
+        // Carol writes "from Alice" to Bob: she can sign nothing as Alice, and she can authenticate only as herself.
+        var bytes = try Self.direct("from Alice, honestly").bytes
+        bytes[bytes.count - 1] ^= 1
+        for forger in [Self.carol, Self.bob] {
+            let key = DirectMessageKey(forger).conversationKey(with: Self.bob.publicKey)!
+            let padded = SealedEnvelope.authenticatedAndPadded(bytes, conversationKey: key)!
+            let box = SealedBox(box: try SealedEnvelope.sealPadded(padded, to: Self.bob.publicKey))
+            #expect(DirectMessageKey(Self.bob).open(box, signature: .deferred) == .invalid(.badAuthenticator))
+        }
+    }
+
+    @Test func bothPartiesComputeTheSameConversationKeyAndNobodyElseDoes() throws {
+        let ab = DirectMessageKey(Self.alice).conversationKey(with: Self.bob.publicKey)
+        #expect(ab != nil && ab == DirectMessageKey(Self.bob).conversationKey(with: Self.alice.publicKey))
+        #expect(ab != DirectMessageKey(Self.carol).conversationKey(with: Self.bob.publicKey))
+        #expect(throws: DocumentError.wrongType(field: "author")) {
+            try SealedEnvelope.seal(
+                try Self.direct("not mine"), from: Self.carol, to: Self.bob.publicKey, wrapper: .generate(), at: Self.now)
+        }
     }
 
     @Test func onlyDirectsAndReceiptsAreSealedAndTheLargestFits() throws {
@@ -89,7 +120,7 @@ struct SealedEnvelopeTests {
         let message = try Self.direct("읽었어?")
         let receipt = try Document.sign(
             .receipt(Receipt(recipient: Self.alice.publicKey, read: [message.id])), created: Self.now, by: Self.bob)
-        guard case .sealed(let box) = try Self.envelope(receipt, to: Self.alice).body else { return }
+        guard case .sealed(let box) = try Self.envelope(receipt, from: Self.bob, to: Self.alice).body else { return }
         #expect(DirectMessageKey(Self.alice).open(box) == .receipt(receipt, Receipt(recipient: Self.alice.publicKey, read: [message.id])))
     }
 }

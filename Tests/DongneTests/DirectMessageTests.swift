@@ -88,12 +88,13 @@ import Testing
             let receipt = try Document.sign(
                 .receipt(Receipt(recipient: a.node.publicKey, read: [id])), created: 1_764_400_100_000, by: reader)
             try await a.node.receive(
-                try SealedEnvelope.seal(receipt, to: a.node.publicKey, wrapper: .generate(), at: Self.now))
+                try SealedEnvelope.seal(receipt, from: reader, to: a.node.publicKey, wrapper: .generate(), at: Self.now))
         }
         // And a real one, last, which must count: the forged ones were tried before it.
         let real = try Document.sign(
             .receipt(Receipt(recipient: a.node.publicKey, read: [sent.id])), created: 1_764_400_100_000, by: bob)
-        try await a.node.receive(try SealedEnvelope.seal(real, to: a.node.publicKey, wrapper: .generate(), at: Self.now))
+        try await a.node.receive(
+            try SealedEnvelope.seal(real, from: bob, to: a.node.publicKey, wrapper: .generate(), at: Self.now))
         let toBob = a.node.conversation(with: bob.publicKey)
         _ = try await Self.first(toBob.messages.snapshots()) { $0.documents.first?.isRead == true }
         #expect(try await a.node.conversation(with: carol.publicKey).messages.getDocuments().documents[0].isRead == false)
@@ -122,7 +123,8 @@ import Testing
         let sent = try await node.node.conversation(with: Others.bob.publicKey).send("old news")
         let stale = try SealedEnvelope.seal(
             try Document.sign(.direct(DirectMessage(recipient: Others.carol.publicKey, content: .text("x"))), created: now, by: Others.dave),
-            to: Others.carol.publicKey, wrapper: .generate(), at: now - DirectSpace.retention - DirectSpace.hour)
+            from: Others.dave, to: Others.carol.publicKey, wrapper: .generate(),
+            at: now - DirectSpace.retention - DirectSpace.hour)
         let results = await node.node.receive([stale.bytes])
         guard case .failure(.expired) = results[0] else { Issue.record("an expired envelope was taken: \(results[0])"); return }
         #expect(try node.node.store.directSpaceSize().envelopes == 1)
@@ -148,24 +150,33 @@ import Testing
         let registration = node.node.conversation(with: authorKey.publicKey).messages.addSnapshotListener(recorder.callback)
         defer { registration.remove() }
         let me = node.node.publicKey
-        func envelope(_ text: String, forged: Bool) throws -> [UInt8] {
+        /// An envelope "from the author", its signature broken or not, authenticated by `authenticator`'s key.
+        func envelope(_ text: String, badSignature: Bool, authenticator: SigningKey) throws -> [UInt8] {
             var inner = try Document.sign(
                 .direct(DirectMessage(recipient: me, content: .text(text))), created: Self.now, by: authorKey).bytes
-            if forged { inner[inner.count - 1] ^= 1 }
-            let padded = inner + [0x80] + [UInt8](repeating: 0, count: 512 - inner.count - 1)
-            let box = try SealedEnvelope.sealPadded(padded, to: me)
+            if badSignature { inner[inner.count - 1] ^= 1 }
+            let key = DirectMessageKey(authenticator).conversationKey(with: me)!
+            let box = try SealedEnvelope.sealPadded(SealedEnvelope.authenticatedAndPadded(inner, conversationKey: key)!, to: me)
             return try Document.sign(
                 .sealed(SealedBox(box: box)), created: DirectSpace.envelopeCreated(at: Self.now), by: .generate()).bytes
         }
-        author.send(.batch(sequence: 1, documents: [try envelope("가짜 서명", forged: true)], acknowledges: []))
-        author.send(.batch(sequence: 2, documents: [try envelope("진짜예요", forged: false)], acknowledges: []))
+        // Written by someone else in the author's name, relayed by the author's node; then the author's own
+        // message with its signature broken; then a real one.
+        let forged = try envelope("가짜 서명", badSignature: true, authenticator: Others.carol)
+        let broken = try envelope("깨진 서명", badSignature: true, authenticator: authorKey)
+        let real = try envelope("진짜예요", badSignature: false, authenticator: authorKey)
+        for (sequence, bytes) in [forged, broken, real].enumerated() {
+            author.send(.batch(sequence: UInt64(sequence + 1), documents: [bytes], acknowledges: []))
+        }
         let changes = { (text: String) in
             recorder.all.flatMap(\.documentChanges).filter { $0.document.content == .text(text) }.map(\.type)
         }
         #expect(await ReconnectionTests.eventually(seconds: 10) { changes("진짜예요") == [.added] })
         // The session's peer proves only that it sent the envelope, which anyone may have written: a message
-        // shows only once its own signature holds.
+        // shows only once its authenticator holds, which only its author can make.
         #expect(changes("가짜 서명").isEmpty)
+        // The author's own, shown on its authenticator, leaves again when its signature fails.
+        #expect(changes("깨진 서명") == [] || changes("깨진 서명") == [.added, .removed], "\(changes("깨진 서명"))")
         #expect(await ReconnectionTests.eventually(seconds: 10) {
             (try? await node.node.conversation(with: authorKey.publicKey).messages.getDocuments().documents.map(\.content))
                 == [.text("진짜예요")]
@@ -218,7 +229,8 @@ import Testing
             let inner = try Document.sign(
                 .direct(DirectMessage(recipient: Others.carol.publicKey, content: .text(text))), created: Self.now,
                 by: Others.bob)
-            return try SealedEnvelope.seal(inner, to: Others.carol.publicKey, wrapper: wrapper, at: Self.now).bytes
+            return try SealedEnvelope.seal(inner, from: Others.bob, to: Others.carol.publicKey, wrapper: wrapper, at: Self.now)
+                .bytes
         }
         let results = await node.node.receive([try envelope("하나"), try envelope("둘")])
         guard case .success = results[0], case .failure(.authorQuotaReached) = results[1] else {

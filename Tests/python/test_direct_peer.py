@@ -46,7 +46,7 @@ def test_a_python_made_key_reads_what_the_node_seals_and_the_node_reads_what_pyt
     assert all(node_key not in document and bytes(peer.identity.verify_key) not in document for document in envelopes)
 
     reply = direct(peer.identity, node_key, "답장이에요")
-    peer.send_batch([envelope(reply, node_key)])
+    peer.send_batch([envelope(reply, node_key, peer.identity)])
     node.wait_for(lambda line: line.get("event") == "direct-notice"
                   and line.get("author") == bytes(peer.identity.verify_key).hex())
     node.type("/dm 파이썬")

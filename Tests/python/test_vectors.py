@@ -7,6 +7,7 @@ The field table below is transcribed from Protocol/PROTOCOL.md, not from the Swi
 If these bytes and ours differ, ours are wrong.
 """
 import hashlib
+import hmac
 import json
 import pathlib
 import unicodedata
@@ -118,6 +119,18 @@ def seal_from_seed(plaintext: bytes, recipient_curve: bytes, seed: bytes) -> byt
     return ephemeral_public + nacl.bindings.crypto_box(plaintext, nonce, recipient_curve, ephemeral_secret)
 
 
+def conversation_key(public_ed25519: nacl.signing.VerifyKey, secret_ed25519: nacl.signing.SigningKey) -> bytes:
+    """crypto_box_beforenm of one party's X25519 public key and the other's secret key, both converted."""
+    return nacl.bindings.crypto_box_beforenm(
+        bytes(public_ed25519.to_curve25519_public_key()), bytes(secret_ed25519.to_curve25519_private_key())
+    )
+
+
+def authenticator(inner: bytes, key: bytes) -> bytes:
+    """HMAC-SHA-512-256 as crypto_auth_hmacsha512256 computes it: HMAC-SHA-512, its first 32 bytes (hashlib)."""
+    return hmac.new(key, inner, hashlib.sha512).digest()[:32]
+
+
 def test_direct_space_id():
     assert PREFIX["directSpace"] == b"dongne.direct.space.v1\x00"
     assert blake2b256(PREFIX["directSpace"]).hex() == DIRECT["id"]
@@ -136,18 +149,24 @@ def test_envelopes_seal_their_inner_document_again_and_open_for_the_recipient_on
     assert fields["channel"] == DIRECT["id"] and fields["created"] % HOUR == 0
     assert fields["author"] == bytes(WRAPPER.verify_key).hex()
     box = bytes.fromhex(fields["box"])
-    size = next(size for size in DIRECT["paddedSizes"] if len(inner) < size)
+    unsigned_inner, _ = cbor2.loads(inner)
+    assert unsigned_inner[8] == bytes(recipient.verify_key), "the inner document names its recipient"
+    author = next(key for key in keys.values() if bytes(key.verify_key) == unsigned_inner[2])
+    key = conversation_key(recipient.verify_key, author)
+    assert key == conversation_key(author.verify_key, recipient), "the same key from either side"
+    authenticated = authenticator(inner, key) + inner
+    size = next(size for size in DIRECT["paddedSizes"] if len(authenticated) < size)
     assert len(box) == size + 48
     seed = bytes.fromhex(DIRECT["ephemeralSeeds"][["sealed", "sealed-receipt"].index(vector["name"])])
     recipient_curve = bytes(recipient.verify_key.to_curve25519_public_key())
-    assert seal_from_seed(iso7816_pad(inner, size), recipient_curve, seed) == box
+    assert seal_from_seed(iso7816_pad(authenticated, size), recipient_curve, seed) == box
     opened = nacl.public.SealedBox(recipient.to_curve25519_private_key()).decrypt(box)
-    assert opened == iso7816_pad(inner, size)
+    assert opened == iso7816_pad(authenticated, size)
     for other in set(keys) - {vector["sealedTo"]}:
         with pytest.raises(nacl.exceptions.CryptoError):
             nacl.public.SealedBox(keys[other].to_curve25519_private_key()).decrypt(box)
-    unsigned_inner, _ = cbor2.loads(inner)
-    assert unsigned_inner[8] == bytes(recipient.verify_key), "the inner document names its recipient"
+        if keys[other] is not author:  # nobody else's key makes that authenticator
+            assert authenticator(inner, conversation_key(recipient.verify_key, keys[other])) != opened[:32]
 
 
 @pytest.mark.parametrize("key", VECTORS["keys"], ids=lambda k: k["name"])

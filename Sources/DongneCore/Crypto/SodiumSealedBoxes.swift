@@ -45,6 +45,23 @@ extension Sodium {
         return ephemeralPublic + boxed
     }
 
+    /// HMAC-SHA-512-256 of `message` under a 32-byte `key` (`crypto_auth_hmacsha512256`).
+    static func authenticator(of message: [UInt8], key: [UInt8]) -> [UInt8] {
+        var tag = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha512256_BYTES))
+        _ = crypto_auth_hmacsha512256(&tag, message, UInt64(message.count), key)
+        return tag
+    }
+
+    /// Whether `tag` is the HMAC-SHA-512-256 of `message` under `key`, compared in constant time
+    /// (`crypto_auth_hmacsha512256_verify`).
+    static func isAuthenticator(_ tag: ArraySlice<UInt8>, of message: ArraySlice<UInt8>, key: [UInt8]) -> Bool {
+        guard tag.count == Int(crypto_auth_hmacsha512256_BYTES) else { return false }
+        let tag = Array(tag)
+        return message.withUnsafeBufferPointer { message in
+            crypto_auth_hmacsha512256_verify(tag, message.baseAddress, UInt64(message.count), key) == 0
+        }
+    }
+
     /// `bytes` padded to exactly `size` with ISO/IEC 7816-4 padding (`sodium_pad`: 0x80, then zeros); nil unless
     /// `bytes` is shorter than `size`.
     static func pad(_ bytes: [UInt8], to size: Int) -> [UInt8]? {

@@ -22,8 +22,10 @@ public enum DirectSpace {
     public static let paddedSizes = [512, 2_048, 8_192]
     /// What `crypto_box_seal` adds: the ephemeral public key and the MAC.
     public static let sealOverhead = 48
-    /// The largest inner document: one byte of padding must fit in the largest size.
-    public static let maximumInnerBytes = 8_191
+    /// The authenticator in front of the inner document: HMAC-SHA-512-256 under the conversation key.
+    public static let authenticatorBytes = 32
+    /// The largest inner document: its authenticator and one byte of padding must fit in the largest size.
+    public static let maximumInnerBytes = 8_192 - authenticatorBytes - 1
     /// The only sizes a `box` may have.
     public static let boxSizes = paddedSizes.map { $0 + sealOverhead }
 

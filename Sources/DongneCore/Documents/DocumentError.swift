@@ -42,6 +42,9 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
     case channelIDMismatch
     /// The signature is not the author's signature of the document id.
     case badSignature
+    /// A sealed inner document whose authenticator is not its author's to the recipient (PROTOCOL.md §1.8): a
+    /// recipient's rule, applied to what it opens.
+    case badAuthenticator
     /// A byte string that must have one of a few padded sizes (an envelope's `box`) has another.
     case notAPaddedSize(field: String, size: Int)
     /// An envelope whose `created` is not a whole hour.
@@ -73,6 +76,7 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
         case .channelNameNotNormalized: "channel-name-not-normalized"
         case .channelIDMismatch: "channel-id-mismatch"
         case .badSignature: "bad-signature"
+        case .badAuthenticator: "bad-authenticator"
         case .notAPaddedSize: "size-not-padded"
         case .createdNotWholeHour: "created-not-whole-hour"
         case .recipientKeyNotAPoint: "recipient-key-not-a-point"
@@ -97,7 +101,8 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
         case .createdOutOfRange(let created), .createdNotWholeHour(let created): "\(rule): \(created)"
         case .notAPaddedSize(let field, let size): "\(rule): \(field) has \(size) bytes"
         case .messageContentCount(let count): "\(rule): \(count) of text, photo, location"
-        case .channelNameNotNormalized, .channelIDMismatch, .badSignature, .recipientKeyNotAPoint: rule
+        case .channelNameNotNormalized, .channelIDMismatch, .badSignature, .badAuthenticator, .recipientKeyNotAPoint:
+            rule
         }
     }
 }

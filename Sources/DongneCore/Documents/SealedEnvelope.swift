@@ -1,16 +1,20 @@
 /// Sealing a `direct` or `receipt` document into an envelope of the direct-message space (PROTOCOL.md §1.8).
 ///
-/// The inner document, signed by its author's identity, is padded to one of ``DirectSpace/paddedSizes`` and
-/// sealed with `crypto_box_seal` to the recipient's X25519 key (converted from its Ed25519 identity). The
-/// envelope is a `sealed` document signed by a one-time key and dated by the hour: nothing in it is stable
-/// across envelopes, so relays can neither tell who sent it or to whom, nor link two of one conversation.
+/// The inner document, signed by its author's identity, is authenticated to the recipient under the pair's
+/// conversation key (``SealingRecipient``), padded to one of ``DirectSpace/paddedSizes`` and sealed with
+/// `crypto_box_seal` to the recipient's X25519 key (converted from its Ed25519 identity). The envelope is a
+/// `sealed` document signed by a one-time key and dated by the hour: nothing in it is stable across envelopes, so
+/// relays can neither tell who sent it or to whom, nor link two of one conversation.
 public enum SealedEnvelope {
-    /// Seals `inner` to `recipient` in an envelope signed by `wrapper`, a fresh key used for this envelope only
-    /// (stamped as ``DirectSpace/envelopeStampStrength(required:)`` asks), dated by the hour of `now`.
+    /// Seals `inner`, written by `author`, to `recipient` in an envelope signed by `wrapper`, a fresh key used for
+    /// this envelope only (stamped as ``DirectSpace/envelopeStampStrength(required:)`` asks), dated by the hour of
+    /// `now`.
     public static func seal(
-        _ inner: Document, to recipient: PublicKey, wrapper: SigningKey, at now: UInt64
+        _ inner: Document, from author: SigningKey, to recipient: PublicKey, wrapper: SigningKey, at now: UInt64
     ) throws(DocumentError) -> Document {
-        guard let recipient = SealingRecipient(recipient) else { throw .recipientKeyNotAPoint }
+        guard let recipient = SealingRecipient(recipient, from: DirectMessageKey(author)) else {
+            throw .recipientKeyNotAPoint
+        }
         return try seal(inner, to: recipient, kit: EnvelopeKit(wrapper: wrapper), at: now)
     }
 
@@ -28,7 +32,8 @@ public enum SealedEnvelope {
         -> Document
     {
         guard inner.kind == .direct || inner.kind == .receipt else { throw .wrongType(field: "kind") }
-        guard let padded = pad(inner.bytes) else {
+        guard inner.author == prepared.recipient.sender else { throw .wrongType(field: "author") }
+        guard let padded = authenticatedAndPadded(inner, key: prepared.recipient.conversationKey) else {
             throw .tooLarge(size: inner.bytes.count, limit: DirectSpace.maximumInnerBytes)
         }
         guard
@@ -44,16 +49,30 @@ public enum SealedEnvelope {
     /// would link the envelopes.
     @_spi(TestVectors)
     public static func seal(
-        _ inner: Document, to recipient: PublicKey, wrapper: SigningKey, at now: UInt64, ephemeralSeed: [UInt8]
+        _ inner: Document, from author: SigningKey, to recipient: PublicKey, wrapper: SigningKey, at now: UInt64,
+        ephemeralSeed: [UInt8]
     ) throws(DocumentError) -> Document {
         guard inner.kind == .direct || inner.kind == .receipt else { throw .wrongType(field: "kind") }
-        guard let padded = pad(inner.bytes) else {
+        guard inner.author == author.publicKey else { throw .wrongType(field: "author") }
+        guard let sealing = SealingRecipient(recipient, from: DirectMessageKey(author)) else {
+            throw .recipientKeyNotAPoint
+        }
+        guard let padded = authenticatedAndPadded(inner, key: sealing.conversationKey) else {
             throw .tooLarge(size: inner.bytes.count, limit: DirectSpace.maximumInnerBytes)
         }
         guard let box = Sodium.seal(padded, toEd25519: recipient.bytes, ephemeralSeed: ephemeralSeed) else {
             throw .recipientKeyNotAPoint
         }
         return try Document.sign(.sealed(SealedBox(box: box)), created: DirectSpace.envelopeCreated(at: now), by: wrapper)
+    }
+
+    /// `bytes` after their authenticator under `conversationKey`, padded: only for tests of what a recipient
+    /// refuses, with bytes no signer would sign.
+    @_spi(TestVectors)
+    public static func authenticatedAndPadded(_ bytes: [UInt8], conversationKey: [UInt8]) -> [UInt8]? {
+        let authenticated = Sodium.authenticator(of: bytes, key: conversationKey) + bytes
+        guard let size = DirectSpace.paddedSizes.first(where: { authenticated.count < $0 }) else { return nil }
+        return Sodium.pad(authenticated, to: size)
     }
 
     /// Seals bytes already padded, unchecked: only for tests of what a recipient refuses.
@@ -65,11 +84,10 @@ public enum SealedEnvelope {
         return box
     }
 
-    /// `bytes` padded to the smallest of ``DirectSpace/paddedSizes`` that holds them and the padding's first
-    /// byte; nil when none does.
-    static func pad(_ bytes: [UInt8]) -> [UInt8]? {
-        guard let size = DirectSpace.paddedSizes.first(where: { bytes.count < $0 }) else { return nil }
-        return Sodium.pad(bytes, to: size)
+    /// The authenticator of `inner` under the conversation `key`, then `inner`, padded to the smallest of
+    /// ``DirectSpace/paddedSizes`` that holds them and the padding's first byte; nil when none does.
+    static func authenticatedAndPadded(_ inner: Document, key: [UInt8]) -> [UInt8]? {
+        authenticatedAndPadded(inner.bytes, conversationKey: key)
     }
 }
 
@@ -107,27 +125,49 @@ public struct PreparedSeal: Sendable {
     }
 }
 
-/// A recipient's X25519 key, converted once from its identity for every envelope sealed to it.
+/// A recipient as one sender seals to it: its X25519 key, converted once from its identity, and the pair's
+/// conversation key, for every envelope sealed to it.
 public struct SealingRecipient: Sendable, Hashable {
     /// The recipient's identity.
     public let identity: PublicKey
+    /// The identity whose inner documents are sealed to it.
+    public let sender: PublicKey
     let curve: [UInt8]
+    /// `crypto_box_beforenm` of the recipient's X25519 key and the sender's: what authenticates the sender's inner
+    /// documents to the recipient alone (PROTOCOL.md §1.8).
+    let conversationKey: [UInt8]
 
-    /// The recipient with this identity; nil if the key is not a valid Ed25519 point.
-    public init?(_ identity: PublicKey) {
-        guard let curve = Sodium.curve25519PublicKey(ofEd25519: identity.bytes) else { return nil }
+    /// The recipient with this identity, for `sender`'s envelopes; nil if the key is not a valid Ed25519 point
+    /// (or is one of small order).
+    public init?(_ identity: PublicKey, from sender: DirectMessageKey) {
+        guard let curve = Sodium.curve25519PublicKey(ofEd25519: identity.bytes),
+            let conversationKey = sender.conversationKey(withCurve: curve)
+        else { return nil }
         self.identity = identity
+        self.sender = sender.identity
         self.curve = curve
+        self.conversationKey = conversationKey
     }
 }
 
 /// A node's key for finding the envelopes sealed to it and opening them: the X25519 pair converted from its
-/// identity once, so that trying an envelope costs one `crypto_box_seal_open` and nothing else.
+/// identity once, so that trying an envelope costs one `crypto_box_seal_open` and nothing else, and the
+/// conversation keys of its correspondents, each computed once.
 public struct DirectMessageKey: Sendable {
     /// The identity the envelopes are sealed to.
     public let identity: PublicKey
     private let curvePublic: [UInt8]
     private let curveSecret: [UInt8]
+    private let conversations = ConversationKeys()
+
+    /// When the inner document's signature is checked.
+    public enum SignatureCheck: Sendable {
+        /// As it is opened.
+        case now
+        /// Later, by the caller, before the document is kept (``Document/signatureHolds``): its authenticator
+        /// proved its author to this key already, and its signature adds nothing the recipient needs to show it.
+        case deferred
+    }
 
     /// The key of `identity`'s holder.
     public init(_ identity: SigningKey) {
@@ -136,22 +176,59 @@ public struct DirectMessageKey: Sendable {
     }
 
     /// What `envelope` holds for this key: nothing when it is sealed to someone else (the cost of trying is one
-    /// failed `crypto_box_seal_open`), else the inner document once every rule and its signature hold.
-    public func open(_ envelope: SealedBox) -> OpenedEnvelope {
+    /// failed `crypto_box_seal_open`), else the inner document once every rule, its authenticator and (unless
+    /// `signature` defers it) its signature hold.
+    public func open(_ envelope: SealedBox, signature: SignatureCheck = .now) -> OpenedEnvelope {
         guard let padded = Sodium.openSealed(envelope.box, curvePublic: curvePublic, curveSecret: curveSecret) else {
             return .notForThisKey
         }
-        guard let bytes = Sodium.unpad(padded, blockSize: padded.count) else { return .invalid(.notAPaddedSize(field: "box", size: padded.count)) }
+        guard let plaintext = Sodium.unpad(padded, blockSize: padded.count),
+            plaintext.count > DirectSpace.authenticatorBytes
+        else { return .invalid(.notAPaddedSize(field: "box", size: padded.count)) }
+        let tag = plaintext[..<DirectSpace.authenticatorBytes]
+        let bytes = Array(plaintext[DirectSpace.authenticatorBytes...])
+        let parsed: UnverifiedDocument
+        do { parsed = try UnverifiedDocument(parsing: bytes) } catch { return .invalid(error) }
+        guard isAddressedHere(parsed) else { return .invalid(.wrongType(field: "inner kind or recipient")) }
+        guard let key = conversationKey(with: parsed.author), Sodium.isAuthenticator(tag, of: bytes[...], key: key)
+        else { return .invalid(.badAuthenticator) }
         let inner: Document
-        do { inner = try Document(verifying: bytes) } catch { return .invalid(error) }
+        switch signature {
+        case .now:
+            do { inner = try parsed.verified() } catch { return .invalid(error) }
+        case .deferred: inner = Document(unverified: parsed)
+        }
         switch inner.body {
-        case .direct(let direct) where direct.recipient == identity && inner.author != identity:
-            return .direct(inner, direct)
-        case .receipt(let receipt) where receipt.recipient == identity && inner.author != identity:
-            return .receipt(inner, receipt)
-        case .channel, .message, .report, .retract, .profile, .direct, .receipt, .sealed, .unknown:
+        case .direct(let direct): return .direct(inner, direct)
+        case .receipt(let receipt): return .receipt(inner, receipt)
+        case .channel, .message, .report, .retract, .profile, .sealed, .unknown:
             return .invalid(.wrongType(field: "inner kind or recipient"))
         }
+    }
+
+    /// Whether `inner` is a `direct` or `receipt` for this key's identity from another one.
+    private func isAddressedHere(_ inner: UnverifiedDocument) -> Bool {
+        switch inner.body {
+        case .direct(let direct): direct.recipient == identity && inner.author != identity
+        case .receipt(let receipt): receipt.recipient == identity && inner.author != identity
+        case .channel, .message, .report, .retract, .profile, .sealed, .unknown: false
+        }
+    }
+
+    /// The conversation key of this identity and `correspondent` (the same from both sides); nil if the
+    /// correspondent's key is not a valid point, or of small order.
+    public func conversationKey(with correspondent: PublicKey) -> [UInt8]? {
+        if let known = conversations.key(for: correspondent) { return known }
+        guard let curve = Sodium.curve25519PublicKey(ofEd25519: correspondent.bytes),
+            let key = conversationKey(withCurve: curve)
+        else { return nil }
+        conversations.remember(key, for: correspondent)
+        return key
+    }
+
+    /// `crypto_box_beforenm` of a correspondent's X25519 key and this identity's.
+    func conversationKey(withCurve curve: [UInt8]) -> [UInt8]? {
+        Sodium.boxSharedKey(public: curve, secret: curveSecret)
     }
 }
 

@@ -80,6 +80,10 @@ public struct UnverifiedDocument: Hashable, Sendable {
 }
 
 extension Document {
+    /// Whether the signature is the author's signature of the id: for an inner document opened with its check
+    /// deferred (``DirectMessageKey/SignatureCheck/deferred``), the one document that exists before it holds.
+    public var signatureHolds: Bool { author.isValidSignature(signature, of: Document.signaturePrefix + id.bytes) }
+
     /// Parses bytes that this node verified before it stored them, without checking the signature again.
     ///
     /// Only the store calls this, for bytes it wrote after ``init(verifying:)`` accepted them; every rule except
