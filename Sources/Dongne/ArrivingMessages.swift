@@ -108,6 +108,18 @@ final class ArrivingMessages: Sendable {
         }
     }
 
+    /// The name each author of a held message gave in their latest one: who wrote what is on screen, before the
+    /// store has the names.
+    func latestNames() -> [PublicKey: String] {
+        messages.withLock { channels in
+            var latest: [PublicKey: Arrival] = [:]
+            for arrival in channels.values.flatMap(\.values) where (latest[arrival.author]?.created ?? 0) <= arrival.created {
+                latest[arrival.author] = arrival
+            }
+            return latest.mapValues(\.message.senderName)
+        }
+    }
+
     /// The held messages of one channel.
     func messages(in channel: ChannelID) -> [Arrival] {
         messages.withLock { Array(($0[channel] ?? [:]).values) }

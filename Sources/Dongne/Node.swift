@@ -291,7 +291,8 @@ public final class Node: Sendable {
 
     /// Every author this node has a name for (from their messages and profiles), with that name.
     public func knownAuthors() throws -> [PublicKey: String] {
-        try store.authorNames()
+        // A message shows before its commit, and a person goes by the name they see on it at once.
+        try store.authorNames().merging(source.arriving.latestNames()) { _, shown in shown }
     }
 
     /// Sets the name shown beside this user's messages and publishes it in a `profile` document.

@@ -1,6 +1,7 @@
 @_spi(TestVectors) import DongneCore
 import DongneStore
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Dongne
@@ -37,6 +38,33 @@ import Testing
         let read = try await readOnA.value
         #expect(read.documentChanges.map(\.type) == [.modified])
         #expect(try await b.node.conversations.getDocuments().documents.first?.unreadCount == 0)
+    }
+
+    /// A person is written to by the name seen on their message: at once, while its commit may still wait (the
+    /// REPL's `/dm 준호 …` right after 준호's first message found no one of that name when the machine was busy).
+    @Test func aPersonGoesByTheNameOnTheirMessageAsSoonAsItShows() async throws {
+        let node = try await TestNode.start(name: "준호", listen: true)
+        defer { node.stop() }
+        let seoul = try await node.node.join("서울특별시")
+        let port = try #require(node.node.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
+        // A peer that sends no profile: its name is known only from its message.
+        let authorKey = SigningKey.generate()
+        let author = try await RawPeer(port: port, identity: authorKey)
+        #expect(await author.waitUntilEstablished())
+        author.send(.channels([seoul.id]))
+        let namesWhenShown = Mutex<[PublicKey: String]?>(nil)
+        let registration = try seoul.messages.addSnapshotListener { snapshot, _ in
+            // Asked from the listener, as a person types right after reading it.
+            guard snapshot?.documents.contains(where: { $0.content == .text("처음 인사") }) == true else { return }
+            namesWhenShown.withLock { if $0 == nil { $0 = try? node.node.knownAuthors() } }
+        }
+        defer { registration.remove() }
+        let message = try Document.sign(
+            .message(Message(channel: seoul.id, senderName: "민지", content: .text("처음 인사"))),
+            created: NodeClock.system.now(), by: authorKey)
+        author.send(.batch(sequence: 1, documents: [message.bytes], acknowledges: []))
+        #expect(await ReconnectionTests.eventually(seconds: 10) { namesWhenShown.withLock { $0 != nil } })
+        #expect(namesWhenShown.withLock { $0?[authorKey.publicKey] } == "민지")
     }
 
     @Test func aMessageWaitsOnARelayForARecipientWhoComesLater() async throws {

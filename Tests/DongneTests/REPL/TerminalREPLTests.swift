@@ -162,7 +162,9 @@ import DongneTestSupport
         try chat.terminal.keys("안녕하세요", enter: true)  // the peer learns this user's name from it
         #expect(await chat.peer.waitFor { $0["event"] as? String == "message" && $0["name"] as? String == "준호" })
         chat.peer.type("/dm 준호 우리끼리만 아는 얘기")
-        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* direct message from 민지 (") } })
+        #expect(
+            await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* direct message from 민지 (") } },
+            "the sender said: \(chat.peer.lines.suffix(4).map { $0["text"] ?? $0["event"] ?? "" })")
         #expect(await chat.terminal.waitFor { $0.last == "[서울특별시 | ✉ 1]" }, "\((try? chat.terminal.screen()) ?? [])")
         #expect(try !chat.terminal.screen().contains { $0.contains("우리끼리만") }, "a notice, not the text, in a channel")
 
