@@ -170,6 +170,7 @@ extension Store {
         if let used = authorUsage.known(AuthorUsage.Key(unverified)), used > quota - min(quota, size) {
             return .failure(.authorQuotaReached(quota: quota))
         }
+        if isSpentEnvelopeKey(unverified) { return .failure(.authorQuotaReached(quota: quota)) }
         let document: Document
         do { document = try unverified.verified() } catch { return .failure(.invalid(error)) }
         // After the signature: a forgery must not spend the budgets of the documents that hold.
@@ -191,7 +192,12 @@ extension Store {
     public func mayAdmitByStampAndQuota(_ document: UnverifiedDocument) -> Bool {
         let quota = admission(in: document.channel).quota(forStrength: document.stampStrength)
         let used = authorUsage.known(AuthorUsage.Key(document)) ?? 0
-        return document.bytes.count <= quota && used <= quota - document.bytes.count
+        return document.bytes.count <= quota && used <= quota - document.bytes.count && !isSpentEnvelopeKey(document)
+    }
+
+    /// Whether `document` is an envelope whose one-time key is known to have signed another one already stored.
+    private func isSpentEnvelopeKey(_ document: UnverifiedDocument) -> Bool {
+        document.channel == DirectSpace.id && spentEnvelopeKeys.contains(document.author)
     }
 
     /// Whether the direct-message space would take `envelope` now as far as its retention and cap go (no
@@ -245,7 +251,7 @@ extension Store {
         let (fresh, copies) = (admitted.fresh, admitted.copies)
         let earlier = admitted.results
         submitInsert(fresh.map(\.document), deferrable: deferrable, whenVisible: whenVisible) {
-            [authorUsage, directSpaceUsage] outcome in
+            [authorUsage, directSpaceUsage, spentEnvelopeKeys] outcome in
             var results = earlier
             switch outcome {
             case .success(let outcomes):
@@ -256,8 +262,10 @@ extension Store {
                         authorUsage.add(-entry.document.bytes.count, for: AuthorUsage.Key(entry.document))
                     }
                     if entry.document.channel == DirectSpace.id {
-                        // A one-time key is seen once: the store answers for it from now on, not memory.
+                        // A one-time key is seen once: the store and the bounded set of spent keys answer for it
+                        // from now on, not the table of every author's bytes.
                         authorUsage.forget(AuthorUsage.Key(entry.document))
+                        spentEnvelopeKeys.insert(entry.document.author)
                         if inserted == .stored { directSpaceUsage.add(entry.document.bytes.count) }
                     }
                 }

@@ -41,6 +41,8 @@ public final class Store: Sendable {
     let directSpaceUsage = DirectSpaceUsage()
     /// Each author's bytes per channel, for the quota.
     let authorUsage = AuthorUsage()
+    /// The one-time keys of envelopes stored lately: a second envelope by one is declined before its signature.
+    let spentEnvelopeKeys = SpentEnvelopeKeys()
     /// Photos: manifests and chunks, in a file of their own (see ``BlobDatabase``).
     let blobs: BlobDatabase
     /// The cutoff of the last ``recountMaturedReports()``: posters with standing by then are counted.

@@ -266,6 +266,15 @@ import Testing
             return
         }
         #expect(try node.node.store.directSpaceSize().envelopes == 1)
+        // Once the first is stored, a later one by that key is declined before its signature is checked: a
+        // broken signature is not even noticed.
+        var broken = try envelope("셋")
+        broken[broken.count - 1] ^= 1
+        let later = await node.node.receive([broken])
+        guard case .failure(.authorQuotaReached) = later[0] else {
+            Issue.record("a spent key's envelope was checked as if new: \(later)")
+            return
+        }
     }
 
     @Test func aDirectMessageToOneselfIsRefused() async throws {
