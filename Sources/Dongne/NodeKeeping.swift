@@ -27,6 +27,8 @@ extension Node {
     ) {
         let fresh = admitted.newDocuments
         let channels = admitted.newDocumentChannels
+        // A name changed: conversations show names from the store's profiles.
+        let renames = fresh.contains { if case .profile = $0.body { true } else { false } }
         let committed = Flag()
         // Its commit may wait when listeners see all of it already, from memory: only others' messages.
         let deferrable = !fresh.isEmpty
@@ -41,6 +43,7 @@ extension Node {
             // Told at once, not when the commit is on disk: the hub takes a committed message off the arrivals
             // it showed without asking the store again only while no later arrival was shown meanwhile.
             if !channels.isEmpty { loop.execute { hub.assumeIsolated { $0.committed(fresh) } } }
+            if renames { loop.execute { hub.assumeIsolated { $0.refreshDirect() } } }
         } completion: { results in
             loop.execute {
                 if !committed.isSet && !fresh.isEmpty {

@@ -166,6 +166,38 @@ import Testing
         #expect(kept.documents.map(\.id) == [sent.id], "the user's own copy stays")
     }
 
+    @Test func aConversationTakesItsCorrespondentsNameWhenTheirProfileComesAfterTheirMessage() async throws {
+        let node = try await TestNode.start(name: "민지", listen: true, envelopeClock: Self.now)
+        defer { node.stop() }
+        let port = try #require(node.node.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
+        let authorKey = SigningKey.generate()
+        let author = try await RawPeer(port: port, identity: authorKey)
+        #expect(await author.waitUntilEstablished())
+        author.send(.channels([DirectSpace.id]))
+        let inner = try Document.sign(
+            .direct(DirectMessage(recipient: node.node.publicKey, content: .text("누군지 맞혀 봐"))), created: Self.now,
+            by: authorKey)
+        let envelope = try SealedEnvelope.seal(
+            inner, from: authorKey, to: node.node.publicKey, wrapper: .generate(), at: Self.now)
+        author.send(.batch(sequence: 1, documents: [envelope.bytes], acknowledges: []))
+        // Kept, its envelope tried: nothing about the message is left to refresh a listener added now.
+        #expect(await ReconnectionTests.eventually(seconds: 10) {
+            (try? node.node.store.directMessages(with: authorKey.publicKey).isEmpty) == false
+                && (try? node.node.store.envelopesTried()) == (try? node.node.store.envelopes(after: 0, limit: 10).last?.sequence)
+        })
+        let recorder = Recorder<ConversationSnapshot>()
+        let registration = node.node.conversations.addSnapshotListener(recorder.callback)
+        defer { registration.remove() }
+        #expect(await ReconnectionTests.eventually(seconds: 10) { recorder.all.last?.documents.first?.unreadCount == 1 })
+        #expect(recorder.all.last?.documents.first?.displayName == nil)
+        let profile = try Document.sign(.profile(Profile(displayName: "수수께끼")), created: Self.now, by: authorKey)
+        author.send(.batch(sequence: 2, documents: [profile.bytes], acknowledges: []))
+        #expect(await ReconnectionTests.eventually(seconds: 10) {
+            recorder.all.last?.documents.first?.displayName == "수수께끼"
+        })
+        #expect(recorder.all.last?.documentChanges.map(\.type) == [.modified])
+    }
+
     @Test func aForgedMessageNeverShowsNorIsKeptEvenFromItsClaimedAuthorsNode() async throws {
         let node = try await TestNode.start(name: "민지", listen: true, envelopeClock: Self.now)
         defer { node.stop() }
@@ -234,8 +266,10 @@ import Testing
         var nodes = try await start(at: Self.now)
         let stranger = SigningKey.generate().publicKey
         try await nodes[0].node.conversation(with: stranger).send("아무도 못 읽는 편지")
-        for node in nodes {
-            #expect(await ReconnectionTests.eventually(seconds: 30) { (try? node.node.store.directSpaceSize().envelopes) == 1 })
+        for (index, node) in nodes.enumerated() {
+            #expect(
+                await ReconnectionTests.eventually(seconds: 30) { (try? node.node.store.directSpaceSize().envelopes) == 1 },
+                "node \(index): \(nodes.map { (try? $0.node.store.directSpaceSize().envelopes) ?? -1 })")
         }
         for node in nodes { await node.node.stop() }
 
