@@ -67,8 +67,12 @@ final class DirectCommands: Sendable {
     /// whenever the unread count or the conversation looked at changes.
     func start(promptChanged: @escaping @Sendable () -> Void) {
         state.withLock { $0.promptChanged = promptChanged }
-        let registration = node.conversations.addSnapshotListener { [weak self] snapshot, _ in
-            if let snapshot { self?.listChanged(snapshot) }
+        let registration = node.conversations.addSnapshotListener { [weak self] snapshot, error in
+            guard let snapshot else {
+                self?.console.write(.error("direct messages stopped: \(error.map { "\($0)" } ?? "")"))
+                return
+            }
+            self?.listChanged(snapshot)
         }
         state.withLock { $0.list = registration }
     }
