@@ -5,8 +5,10 @@ import Synchronization
 /// until the inbox has written them among the user's messages (or the envelope's commit failed).
 ///
 /// The same promise as ``ArrivingMessages`` for channels: a message shows as soon as it is known to be its
-/// author's (here: its envelope's signature held, the envelope opened with the user's key, and the inner
-/// signature held), not after two commits and their syncs. Reads merge these with what the store returns.
+/// author's (here: the envelope opened with the user's key and the authenticator inside held; the envelope's
+/// signature and the inner one are checked right after, see ``addUnchecked(_:envelope:)``), not after two
+/// commits and their syncs. Reads merge these with what the store returns. Only a checked message is kept
+/// (``checkedMessage(carriedBy:)``).
 ///
 /// The user's own messages are held the same way while their commit waits (``addSent(_:)``).
 ///
@@ -55,6 +57,11 @@ final class ArrivingDirectMessages: Sendable {
 
     /// The checks of `envelope` and its message held.
     func checked(envelope: DocumentID) { _ = held.withLock { $0.unchecked.remove(envelope) } }
+
+    /// The held message carried by `envelope` once its checks passed, if any: the only one the inbox may keep.
+    func checkedMessage(carriedBy envelope: DocumentID) -> Document? {
+        held.withLock { $0.unchecked.contains(envelope) ? nil : $0.messages[envelope] }
+    }
 
     /// The held message carried by `envelope`, if any.
     func message(carriedBy envelope: DocumentID) -> Document? { held.withLock { $0.messages[envelope] } }

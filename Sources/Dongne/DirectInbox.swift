@@ -143,8 +143,9 @@ final class DirectInbox: Sendable {
             var held: [DocumentID] = []
             var untried: [SealedBox] = []
             for envelope in envelopes {
-                // Held messages' signatures were checked as they arrived, and a stored envelope passed its own.
-                if let message = arriving.message(carriedBy: envelope.id) {
+                // A held message whose checks passed (its envelope's and its own signature); one still unchecked is
+                // opened again here with its signature checked, whatever happens to it on the loop meanwhile.
+                if let message = arriving.checkedMessage(carriedBy: envelope.id) {
                     mail.messages.append(message)
                     held.append(envelope.id)
                 } else if triedOnArrival.withLock({ $0.remove(envelope.id) == nil }) {

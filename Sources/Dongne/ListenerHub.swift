@@ -43,8 +43,9 @@ import DongneSystem
 /// 12. Direct messages (``Node/conversations`` and ``Conversation/messages``) keep sentences 1 to 8 and 10. A
 ///    message the user sends shows at once as a pending write, until another node stored its envelope; one
 ///    received shows as soon as it is known to be its author's: its envelope opened with the user's key and its
-///    own signature checked (a relay cannot vouch for what it relays, so sentence 9's shortcut does not apply),
-///    before its envelope's checks, which follow at once (should they fail, it is `removed`). Becoming read
+///    authenticator checked, which only its author can make (a relay cannot vouch for what it relays, so
+///    sentence 9's shortcut does not apply), before its envelope's checks and its own signature's, which follow
+///    at once (should either fail, it is `removed`). Becoming read
 ///    (``Conversation/markRead(_:)``, or the recipient's receipt for a sent one) is a `modified` change; a block
 ///    hides the person's conversation at once. Their tests are in `DirectMessageTests.swift`.
 ///

@@ -264,8 +264,8 @@ extension Store {
                     if entry.document.channel == DirectSpace.id {
                         // A one-time key is seen once: the store and the bounded set of spent keys answer for it
                         // from now on, not the table of every author's bytes.
-                        authorUsage.forget(AuthorUsage.Key(entry.document))
                         spentEnvelopeKeys.insert(entry.document.author)
+                        authorUsage.forget(AuthorUsage.Key(entry.document))
                         if inserted == .stored { directSpaceUsage.add(entry.document.bytes.count) }
                     }
                 }

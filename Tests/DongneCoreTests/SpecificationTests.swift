@@ -142,8 +142,8 @@ import Testing
     @Test func everyRuleAReceiverAppliesHasAnInvalidVector() throws {
         let vectors = try VectorTests.load()["invalid"] as! [[String: String]]
         let covered = Set(vectors.map { $0["rule"]! })
-        // A sender's rule, and a recipient's rule for what it opens (SealedEnvelopeTests, and test_vectors.py
-        // re-sealing the envelope vectors with their authenticators).
+        // A sender's rule, and a recipient's rule for what it opens, not a relay's (its tests are in
+        // SealedEnvelopeTests).
         let receiving = Set(Self.everyRule()).subtracting(["recipient-key-not-a-point", "bad-authenticator"])
         #expect(receiving.subtracting(covered).isEmpty, "\(receiving.subtracting(covered))")
     }

@@ -34,10 +34,15 @@ def direct(identity: nacl.signing.SigningKey, recipient: bytes, text: str, creat
     return sign_document(identity, unsigned)
 
 
+AUTH_LABEL = b"dongne.direct.auth.v1\x00"
+
+
 def conversation_key(correspondent: bytes, identity: nacl.signing.SigningKey) -> bytes:
-    """crypto_box_beforenm of the correspondent's X25519 key and this identity's: the same from either side."""
+    """BLAKE2b-256 of the label keyed with crypto_box_beforenm of the correspondent's X25519 key and this
+    identity's: the same from either side."""
     curve = nacl.signing.VerifyKey(correspondent).to_curve25519_public_key()
-    return nacl.bindings.crypto_box_beforenm(bytes(curve), bytes(identity.to_curve25519_private_key()))
+    shared = nacl.bindings.crypto_box_beforenm(bytes(curve), bytes(identity.to_curve25519_private_key()))
+    return hashlib.blake2b(AUTH_LABEL, digest_size=32, key=shared).digest()
 
 
 def authenticator(inner: bytes, key: bytes) -> bytes:

@@ -120,10 +120,12 @@ def seal_from_seed(plaintext: bytes, recipient_curve: bytes, seed: bytes) -> byt
 
 
 def conversation_key(public_ed25519: nacl.signing.VerifyKey, secret_ed25519: nacl.signing.SigningKey) -> bytes:
-    """crypto_box_beforenm of one party's X25519 public key and the other's secret key, both converted."""
-    return nacl.bindings.crypto_box_beforenm(
+    """BLAKE2b-256 of "dongne.direct.auth.v1\\0" keyed with crypto_box_beforenm of one party's X25519 public key
+    and the other's secret key, both converted (PROTOCOL.md §1.8)."""
+    shared = nacl.bindings.crypto_box_beforenm(
         bytes(public_ed25519.to_curve25519_public_key()), bytes(secret_ed25519.to_curve25519_private_key())
     )
+    return hashlib.blake2b(b"dongne.direct.auth.v1\x00", digest_size=32, key=shared).digest()
 
 
 def authenticator(inner: bytes, key: bytes) -> bytes:

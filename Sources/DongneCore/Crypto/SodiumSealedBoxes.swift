@@ -45,6 +45,13 @@ extension Sodium {
         return ephemeralPublic + boxed
     }
 
+    /// BLAKE2b-256 of `message` keyed with `key` (`crypto_generichash` with a key): a key derived for one purpose.
+    static func keyedHash(_ message: [UInt8], key: [UInt8]) -> [UInt8] {
+        var hash = [UInt8](repeating: 0, count: 32)
+        _ = crypto_generichash(&hash, hash.count, message, UInt64(message.count), key, key.count)
+        return hash
+    }
+
     /// HMAC-SHA-512-256 of `message` under a 32-byte `key` (`crypto_auth_hmacsha512256`).
     static func authenticator(of message: [UInt8], key: [UInt8]) -> [UInt8] {
         var tag = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha512256_BYTES))

@@ -22,6 +22,9 @@ public enum DirectSpace {
     public static let paddedSizes = [512, 2_048, 8_192]
     /// What `crypto_box_seal` adds: the ephemeral public key and the MAC.
     public static let sealOverhead = 48
+    /// What the conversation key hashes, keyed with the pair's `crypto_box_beforenm`: ASCII
+    /// `dongne.direct.auth.v1` and a zero byte.
+    public static let authenticatorLabel = Array("dongne.direct.auth.v1".utf8) + [0]
     /// The authenticator in front of the inner document: HMAC-SHA-512-256 under the conversation key.
     public static let authenticatorBytes = 32
     /// The largest inner document: its authenticator and one byte of padding must fit in the largest size.

@@ -1,5 +1,6 @@
 /// A signed document whose signature has been checked: the only kind of document that is stored, shown or
-/// forwarded.
+/// forwarded. (One exception, never stored or forwarded: a direct message opened with its signature's check
+/// deferred, ``DirectMessageKey/SignatureCheck/deferred``, shown on its authenticator until that check.)
 ///
 /// On the wire and on disk a document is the CBOR array `[unsigned, signature]`, where `unsigned` is the
 /// canonical map of its fields and `signature` a 64-byte string. Because the encoding is canonical, the unsigned

@@ -133,8 +133,8 @@ public struct SealingRecipient: Sendable, Hashable {
     /// The identity whose inner documents are sealed to it.
     public let sender: PublicKey
     let curve: [UInt8]
-    /// `crypto_box_beforenm` of the recipient's X25519 key and the sender's: what authenticates the sender's inner
-    /// documents to the recipient alone (PROTOCOL.md §1.8).
+    /// Derived from `crypto_box_beforenm` of the recipient's X25519 key and the sender's: what authenticates the
+    /// sender's inner documents to the recipient alone (PROTOCOL.md §1.8).
     let conversationKey: [UInt8]
 
     /// The recipient with this identity, for `sender`'s envelopes; nil if the key is not a valid Ed25519 point
@@ -226,9 +226,12 @@ public struct DirectMessageKey: Sendable {
         return key
     }
 
-    /// `crypto_box_beforenm` of a correspondent's X25519 key and this identity's.
+    /// The conversation key with a correspondent's X25519 key: BLAKE2b-256 of ``DirectSpace/authenticatorLabel``
+    /// keyed with `crypto_box_beforenm` of the two keys, so that it serves the authenticator and nothing else.
     func conversationKey(withCurve curve: [UInt8]) -> [UInt8]? {
-        Sodium.boxSharedKey(public: curve, secret: curveSecret)
+        Sodium.boxSharedKey(public: curve, secret: curveSecret).map {
+            Sodium.keyedHash(DirectSpace.authenticatorLabel, key: $0)
+        }
     }
 }
 
