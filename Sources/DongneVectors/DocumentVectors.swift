@@ -49,6 +49,13 @@ public enum DocumentVectors {
                 try InvalidVectors.all().map { name, rule, bytes in
                     .object(["name": .string(name), "rule": .string(rule), "bytes": .string(Hex.encode(bytes))])
                 }),
+            "unopenable": .array(
+                try ValidVectors.unopenable().map { name, rule, recipient, document in
+                    .object([
+                        "name": .string(name), "rule": .string(rule), "sealedTo": .string(recipient),
+                        "bytes": .string(Hex.encode(document.bytes)),
+                    ])
+                }),
         ]
     }
 

@@ -65,6 +65,23 @@ enum ValidVectors {
             inner, from: author, to: recipient, wrapper: VectorKeys.wrapper, at: baseTime + 60_000, ephemeralSeed: seed)
     }
 
+    /// Envelopes that are valid documents but that their recipient refuses to open, with the rule it applies
+    /// (PROTOCOL.md §1.8): Alice's `direct` to Bob, authenticated by Carol (as if Carol wrote in Alice's name), and
+    /// sealed to Bob with the first ephemeral seed.
+    static func unopenable() throws -> [(name: String, rule: String, sealedTo: String, document: Document)] {
+        let inner = try Document.sign(
+            .direct(DirectMessage(recipient: VectorKeys.bob.publicKey, content: .text("안녕하세요"))),
+            created: baseTime, by: VectorKeys.alice)
+        let carolsKey = DirectMessageKey(VectorKeys.carol).conversationKey(with: VectorKeys.bob.publicKey)!
+        let padded = SealedEnvelope.authenticatedAndPadded(inner.bytes, conversationKey: carolsKey)!
+        let box = try SealedEnvelope.sealPadded(
+            padded, to: VectorKeys.bob.publicKey, ephemeralSeed: VectorKeys.ephemeralSeeds.recipient)
+        let envelope = try Document.sign(
+            .sealed(SealedBox(box: box)), created: DirectSpace.envelopeCreated(at: baseTime + 60_000),
+            by: VectorKeys.wrapper)
+        return [("sealed-bad-authenticator", "bad-authenticator", "bob", envelope)]
+    }
+
     /// The inner documents of the envelope vectors, by envelope name, and whom each is sealed to.
     static let envelopeContents = ["sealed": ("direct", "bob"), "sealed-receipt": ("receipt", "alice")]
 

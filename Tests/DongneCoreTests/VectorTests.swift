@@ -52,6 +52,28 @@ import Testing
         }
     }
 
+    @Test func everyUnopenableEnvelopeIsAValidDocumentThatItsRecipientRefusesForItsStatedRule() throws {
+        let file = try Self.load()
+        let unopenable = file["unopenable"] as! [[String: String]]
+        let keys = Dictionary(
+            uniqueKeysWithValues: (file["keys"] as! [[String: Any]]).map { key in
+                (key["name"] as! String, SigningKey(seed: Hex.decode(key["seed"] as! String)!)!)
+            })
+        #expect(!unopenable.isEmpty)
+        for vector in unopenable {
+            let envelope = try Document(verifying: Hex.decode(vector["bytes"]!)!)
+            guard case .sealed(let box) = envelope.body, let recipient = keys[vector["sealedTo"]!] else {
+                Issue.record("\(vector["name"]!) is not an envelope to a vector key")
+                continue
+            }
+            guard case .invalid(let error) = DirectMessageKey(recipient).open(box, signature: .deferred) else {
+                Issue.record("\(vector["name"]!) opened")
+                continue
+            }
+            #expect(error.rule == vector["rule"], "\(vector["name"]!)")
+        }
+    }
+
     @Test func everyValidVectorVerifiesWithItsListedIdKeyAndSignature() throws {
         let valid = try Self.load()["valid"] as! [[String: Any]]
         let kinds = Set(valid.map { (($0["fields"] as! [String: Any])["kind"] as! NSNumber).uint64Value })

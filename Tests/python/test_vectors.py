@@ -171,6 +171,27 @@ def test_envelopes_seal_their_inner_document_again_and_open_for_the_recipient_on
             assert authenticator(inner, conversation_key(recipient.verify_key, keys[other])) != opened[:32]
 
 
+@pytest.mark.parametrize("vector", VECTORS["unopenable"], ids=lambda v: v["name"])
+def test_unopenable_envelopes_open_but_their_authenticator_is_not_their_authors(vector):
+    """The envelope is a valid document and opens for its recipient, but its authenticator is not the one the
+    inner document's author would make for it: the recipient refuses it (bad-authenticator, PROTOCOL.md §1.8)."""
+    assert vector["rule"] == "bad-authenticator"
+    keys = {key["name"]: nacl.signing.SigningKey(bytes.fromhex(key["seed"])) for key in VECTORS["keys"]}
+    recipient = keys[vector["sealedTo"]]
+    document = bytes.fromhex(vector["bytes"])
+    unsigned, signature = cbor2.loads(document)
+    document_id = blake2b256(PREFIX["documentID"] + document[1:-66])
+    nacl.signing.VerifyKey(unsigned[2]).verify(PREFIX["signature"] + document_id, signature)
+    opened = nacl.public.SealedBox(recipient.to_curve25519_private_key()).decrypt(unsigned[8])
+    plaintext = opened.rstrip(b"\x00")[:-1]
+    tag, inner = plaintext[:32], plaintext[32:]
+    inner_fields, _ = cbor2.loads(inner)
+    assert inner_fields[8] == bytes(recipient.verify_key)
+    author = next(key for key in keys.values() if bytes(key.verify_key) == inner_fields[2])
+    assert not hmac.compare_digest(tag, authenticator(inner, conversation_key(recipient.verify_key, author)))
+    assert tag == authenticator(inner, conversation_key(recipient.verify_key, keys["carol"])), "Carol's own"
+
+
 @pytest.mark.parametrize("key", VECTORS["keys"], ids=lambda k: k["name"])
 def test_keys_and_fingerprints(key):
     public = bytes(nacl.signing.SigningKey(bytes.fromhex(key["seed"])).verify_key)

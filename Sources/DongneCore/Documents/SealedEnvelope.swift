@@ -75,10 +75,14 @@ public enum SealedEnvelope {
         return Sodium.pad(authenticated, to: size)
     }
 
-    /// Seals bytes already padded, unchecked: only for tests of what a recipient refuses.
+    /// Seals bytes already padded, unchecked (with the ephemeral key from `ephemeralSeed` if given): only for
+    /// tests and vectors of what a recipient refuses.
     @_spi(TestVectors)
-    public static func sealPadded(_ padded: [UInt8], to recipient: PublicKey) throws(DocumentError) -> [UInt8] {
-        guard let box = Sodium.seal(padded, toEd25519: recipient.bytes, ephemeralSeed: Sodium.randomBytes(32)) else {
+    public static func sealPadded(_ padded: [UInt8], to recipient: PublicKey, ephemeralSeed: [UInt8]? = nil)
+        throws(DocumentError) -> [UInt8]
+    {
+        let seed = ephemeralSeed ?? Sodium.randomBytes(32)
+        guard let box = Sodium.seal(padded, toEd25519: recipient.bytes, ephemeralSeed: seed) else {
             throw .recipientKeyNotAPoint
         }
         return box
