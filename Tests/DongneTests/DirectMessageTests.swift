@@ -46,12 +46,8 @@ import Testing
         let node = try await TestNode.start(name: "준호", listen: true)
         defer { node.stop() }
         let seoul = try await node.node.join("서울특별시")
-        let port = try #require(node.node.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
         // A peer that sends no profile: its name is known only from its message.
-        let authorKey = SigningKey.generate()
-        let author = try await RawPeer(port: port, identity: authorKey)
-        #expect(await author.waitUntilEstablished())
-        author.send(.channels([seoul.id]))
+        let (author, authorKey) = try await Self.rawPeer(of: node, carrying: seoul.id)
         let namesWhenShown = Mutex<[PublicKey: String]?>(nil)
         let registration = try seoul.messages.addSnapshotListener { snapshot, _ in
             // Asked from the listener, as a person types right after reading it.
@@ -169,11 +165,7 @@ import Testing
     @Test func aConversationTakesItsCorrespondentsNameWhenTheirProfileComesAfterTheirMessage() async throws {
         let node = try await TestNode.start(name: "민지", listen: true, envelopeClock: Self.now)
         defer { node.stop() }
-        let port = try #require(node.node.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
-        let authorKey = SigningKey.generate()
-        let author = try await RawPeer(port: port, identity: authorKey)
-        #expect(await author.waitUntilEstablished())
-        author.send(.channels([DirectSpace.id]))
+        let (author, authorKey) = try await Self.rawPeer(of: node, carrying: DirectSpace.id)
         let inner = try Document.sign(
             .direct(DirectMessage(recipient: node.node.publicKey, content: .text("누군지 맞혀 봐"))), created: Self.now,
             by: authorKey)
@@ -201,11 +193,7 @@ import Testing
     @Test func aForgedMessageNeverShowsNorIsKeptEvenFromItsClaimedAuthorsNode() async throws {
         let node = try await TestNode.start(name: "민지", listen: true, envelopeClock: Self.now)
         defer { node.stop() }
-        let port = try #require(node.node.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
-        let authorKey = SigningKey.generate()
-        let author = try await RawPeer(port: port, identity: authorKey)
-        #expect(await author.waitUntilEstablished())
-        author.send(.channels([DirectSpace.id]))
+        let (author, authorKey) = try await Self.rawPeer(of: node, carrying: DirectSpace.id)
         let recorder = Recorder<DirectMessageSnapshot>()
         let registration = node.node.conversation(with: authorKey.publicKey).messages.addSnapshotListener(recorder.callback)
         defer { registration.remove() }
@@ -328,6 +316,17 @@ import Testing
     }
 
     /// The first snapshot of `stream` that satisfies `condition`; fails after 30 seconds without one.
+    /// A peer of `node` speaking the protocol by hand, with a fresh identity, once its session is up and it said
+    /// it carries `channel`.
+    static func rawPeer(of node: TestNode, carrying channel: ChannelID) async throws -> (RawPeer, SigningKey) {
+        let port = try #require(node.node.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
+        let key = SigningKey.generate()
+        let peer = try await RawPeer(port: port, identity: key)
+        #expect(await peer.waitUntilEstablished())
+        peer.send(.channels([channel]))
+        return (peer, key)
+    }
+
     static func first<Item: SnapshotDocument>(
         _ stream: AsyncThrowingStream<QuerySnapshot<Item>, any Error>,
         where condition: @escaping @Sendable (QuerySnapshot<Item>) -> Bool

@@ -31,6 +31,8 @@ def test_a_python_made_key_reads_what_the_node_seals_and_the_node_reads_what_pyt
     node = Node(["--dm-hold-back", "0"])
     cleanup.append(node)
     listening = node.wait_for(lambda line: line.get("event") == "listening")
+    # A message for a channel the node has not joined yet is not kept, and this peer does not reconcile.
+    node.wait_for(lambda line: line.get("event") == "joined")
     peer = Peer.dial(int(listening["address"].rsplit(":", 1)[1]))
     cleanup.append(peer)
     node_key = peer.handshake()
