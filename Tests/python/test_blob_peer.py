@@ -27,7 +27,10 @@ def cleanup():
 def start_node(cleanup):
     node = Node([])
     cleanup.append(node.stop)
-    return node, node.port()
+    port = node.port()
+    # A document for a channel the node has not joined yet is not kept, and these peers do not reconcile.
+    node.wait_for(lambda line: line.get("event") == "joined")
+    return node, port
 
 
 def connect(port, cleanup):
