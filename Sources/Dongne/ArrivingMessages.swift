@@ -108,15 +108,15 @@ final class ArrivingMessages: Sendable {
         }
     }
 
-    /// The name each author of a held message gave in their latest one: who wrote what is on screen, before the
-    /// store has the names.
-    func latestNames() -> [PublicKey: String] {
+    /// The name each author of a held message gave in their latest one, and when: who wrote what is on screen,
+    /// before the store has the names.
+    func latestNames() -> [PublicKey: DatedName] {
         messages.withLock { channels in
             var latest: [PublicKey: Arrival] = [:]
             for arrival in channels.values.flatMap(\.values) where (latest[arrival.author]?.created ?? 0) <= arrival.created {
                 latest[arrival.author] = arrival
             }
-            return latest.mapValues(\.message.senderName)
+            return latest.mapValues { DatedName(name: $0.message.senderName, created: $0.created) }
         }
     }
 

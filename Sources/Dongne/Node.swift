@@ -291,8 +291,11 @@ public final class Node: Sendable {
 
     /// Every author this node has a name for (from their messages and profiles), with that name.
     public func knownAuthors() throws -> [PublicKey: String] {
-        // A message shows before its commit, and a person goes by the name they see on it at once.
-        try store.authorNames().merging(source.arriving.latestNames()) { _, shown in shown }
+        // A message shows before its commit, and a person goes by the name they see on it at once, unless the
+        // store has a later one (a profile, or an older message that arrived late).
+        try store.datedAuthorNames().merging(source.arriving.latestNames()) { stored, shown in
+            shown.created >= stored.created ? shown : stored
+        }.mapValues(\.name)
     }
 
     /// Sets the name shown beside this user's messages and publishes it in a `profile` document.

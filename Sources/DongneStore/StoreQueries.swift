@@ -141,11 +141,17 @@ extension Store {
 
     /// Every author this node has a name for, with that name (the latest from its messages and profiles).
     public func authorNames() throws(StoreError) -> [PublicKey: String] {
+        try datedAuthorNames().mapValues(\.name)
+    }
+
+    /// ``authorNames()`` with the `created` time of the document each name comes from.
+    public func datedAuthorNames() throws(StoreError) -> [PublicKey: DatedName] {
         try read { connection throws(SQLiteError) in
-            let statement = try connection.statement("SELECT author, name FROM author_names")
-            var names: [PublicKey: String] = [:]
+            let statement = try connection.statement("SELECT author, name, created FROM author_names")
+            var names: [PublicKey: DatedName] = [:]
             while try statement.step() {
-                if let key = PublicKey(statement.blob(0)) { names[key] = statement.text(1) }
+                guard let key = PublicKey(statement.blob(0)) else { continue }
+                names[key] = DatedName(name: statement.text(1), created: UInt64(clamping: statement.integer(2)))
             }
             return names
         }

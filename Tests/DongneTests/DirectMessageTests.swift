@@ -63,6 +63,32 @@ import Testing
         #expect(namesWhenShown.withLock { $0?[authorKey.publicKey] } == "민지")
     }
 
+    /// ... unless the store knows a later name: an old message that arrives late does not undo a new profile.
+    @Test func anOldMessageArrivingLateDoesNotUndoANewerName() async throws {
+        let node = try await TestNode.start(name: "준호", listen: true)
+        defer { node.stop() }
+        let seoul = try await node.node.join("서울특별시")
+        let (author, authorKey) = try await Self.rawPeer(of: node, carrying: seoul.id)
+        let now = NodeClock.system.now()
+        let profile = try Document.sign(.profile(Profile(displayName: "새 이름")), created: now, by: authorKey)
+        author.send(.batch(sequence: 1, documents: [profile.bytes], acknowledges: []))
+        #expect(await ReconnectionTests.eventually(seconds: 10) {
+            (try? node.node.store.authorNames()[authorKey.publicKey]) == "새 이름"
+        })
+        let namesWhenShown = Mutex<[PublicKey: String]?>(nil)
+        let registration = try seoul.messages.addSnapshotListener { snapshot, _ in
+            guard snapshot?.documents.contains(where: { $0.content == .text("예전 글") }) == true else { return }
+            namesWhenShown.withLock { if $0 == nil { $0 = try? node.node.knownAuthors() } }
+        }
+        defer { registration.remove() }
+        let old = try Document.sign(
+            .message(Message(channel: seoul.id, senderName: "옛 이름", content: .text("예전 글"))),
+            created: now - 60_000, by: authorKey)
+        author.send(.batch(sequence: 2, documents: [old.bytes], acknowledges: []))
+        #expect(await ReconnectionTests.eventually(seconds: 10) { namesWhenShown.withLock { $0 != nil } })
+        #expect(namesWhenShown.withLock { $0?[authorKey.publicKey] } == "새 이름")
+    }
+
     @Test func aMessageWaitsOnARelayForARecipientWhoComesLater() async throws {
         let cDirectory = NSTemporaryDirectory() + "dongne-dm-" + UUID().uuidString
         let cKey = try await Self.keyOfNode(in: cDirectory)

@@ -20,7 +20,8 @@ import Testing
         var lines = 0
         var longest = 0
         let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline && chat.exitStatus() == nil {
+        // At least `minimumLines`, however slow a busy machine makes each: the run must have tried something.
+        while ContinuousClock.now < deadline || lines < Self.minimumLines, chat.exitStatus() == nil {
             let line = FuzzLine.random(using: &random)
             for action in line.actions { try perform(action, on: chat.terminal) }
             try chat.terminal.press("Enter")
@@ -44,9 +45,12 @@ import Testing
         #expect(!chat.errors.contains("AddressSanitizer"), "seed \(seed):\n\(chat.errors.suffix(4_000))")
         let received = chat.peer.lines.compactMap { $0["event"] as? String == "message" ? $0["text"] as? String : nil }
         #expect(Self.scalarsSorted(received) == Self.scalarsSorted(expected), "seed \(seed): nothing else was sent")
-        #expect(lines > 5, "the fuzzer ran")
+        #expect(lines >= Self.minimumLines, "the fuzzer ran")
         print("REPL fuzz: \(lines) lines (longest \(longest) bytes), \(expected.count - lines) sent, seed \(seed), \(binary)")
     }
+
+    /// The fewest lines a run enters, past its deadline if need be.
+    static let minimumLines = 6
 
     /// The texts as scalar arrays, in one order (messages may arrive in another order than they were sent).
     static func scalarsSorted(_ texts: [String]) -> [[UInt32]] {
