@@ -19,6 +19,10 @@ public struct DirectMessageSnapshot: SnapshotDocument, Hashable {
     public let isRead: Bool
     /// `hasPendingWrites` while no other node has stored the envelope of a sent message.
     public let metadata: SnapshotMetadata
+    /// For a photo message, the photo as this node has it (local metadata, like ``metadata``): the plain photo
+    /// (its hash is what ``Node/photo(_:)`` reads) once its sealed ciphertext is here and opened; before, the sealed
+    /// photo's fetch, with no ``PhotoSnapshot/info``. Nil for other messages.
+    public internal(set) var photo: PhotoSnapshot?
 
     /// The other party.
     public var correspondent: PublicKey { isOutgoing ? recipient : author }

@@ -8,13 +8,13 @@ extension SnapshotSource {
     func directMessages(_ query: DirectMessageQuery, isFromCache: Bool) throws(StoreError) -> [DirectMessageSnapshot] {
         if query.last == 0 || store.isBlocked(query.correspondent) { return [] }
         let rows = try store.directMessages(with: query.correspondent, last: query.last)
-        var snapshots = rows.compactMap { DirectMessageSnapshot($0, isFromCache: isFromCache) }
+        var snapshots = rows.compactMap { directSnapshot($0, isFromCache: isFromCache) }
         let returned = Set(snapshots.map(\.id))
         let arriving = try arrivingDirect(from: query.correspondent, besides: returned)
         let sent = sending(to: query.correspondent, besides: returned)
         guard !arriving.isEmpty || !sent.isEmpty else { return snapshots }
         snapshots += (arriving.map(row(arriving:)) + sent.map(Self.row(sending:))).compactMap {
-            DirectMessageSnapshot($0, isFromCache: isFromCache)
+            directSnapshot($0, isFromCache: isFromCache)
         }
         snapshots.sort { $0.position < $1.position }
         return query.last.map { Array(snapshots.suffix($0)) } ?? snapshots
@@ -30,7 +30,7 @@ extension SnapshotSource {
         let new = arrivingDirect.messages.filter { $0.author == query.correspondent && !shown.contains($0.id) }
             .map(row(arriving:)) + sending(to: query.correspondent, besides: shown).map(Self.row(sending:))
         guard !new.isEmpty else { return previous }
-        var merged = previous + new.compactMap { DirectMessageSnapshot($0, isFromCache: isFromCache) }
+        var merged = previous + new.compactMap { directSnapshot($0, isFromCache: isFromCache) }
         merged.sort { $0.position < $1.position }
         return query.last.map { Array(merged.suffix($0)) } ?? merged
     }
@@ -68,11 +68,20 @@ extension SnapshotSource {
         rows.sort { ($0.latest.document.created, $0.latest.document.id) > ($1.latest.document.created, $1.latest.document.id) }
         let names = rows.isEmpty ? [:] : try store.authorNames()
         return rows.compactMap { row in
-            guard let latest = DirectMessageSnapshot(row.latest, isFromCache: isFromCache) else { return nil }
+            guard let latest = directSnapshot(row.latest, isFromCache: isFromCache) else { return nil }
             return ConversationSnapshot(
                 correspondent: row.correspondent, displayName: names[row.correspondent], latest: latest,
                 unreadCount: row.unreadCount)
         }
+    }
+
+    /// A row as a snapshot, with its photo as this node has it: the plain photo once opened, else the sealed one's
+    /// fetch (never `available`: its bytes are ciphertext until opened).
+    func directSnapshot(_ row: DirectMessageRow, isFromCache: Bool) -> DirectMessageSnapshot? {
+        guard var snapshot = DirectMessageSnapshot(row, isFromCache: isFromCache) else { return nil }
+        guard case .photo(let sealed) = snapshot.content else { return snapshot }
+        snapshot.photo = photos.directSnapshot(sealed: sealed, plain: try? store.directPhoto(sealed: sealed))
+        return snapshot
     }
 
     /// The held messages from `correspondent` that the store does not return yet.

@@ -24,6 +24,8 @@ public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
     case photoNotAvailable(BlobHash)
     /// A direct message to oneself: it would have no one to carry it to.
     case directToSelf
+    /// The node is stopping: nothing more is sent.
+    case stopped
 
     /// One line for people.
     public var description: String {
@@ -41,6 +43,7 @@ public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
         case .photo(let error): "\(error)"
         case .photoNotAvailable(let hash): "photo \(hash) is not on this node yet"
         case .directToSelf: "a direct message goes to someone else, not to yourself"
+        case .stopped: "the node is stopping"
         }
     }
 }

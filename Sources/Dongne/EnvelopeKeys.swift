@@ -54,6 +54,17 @@ final class EnvelopeKeys: Sendable {
         return PreparedSeal(kit: kit, recipient: recipient)
     }
 
+    /// A seal for one envelope to `identity` whose one-time key is stamped `extraBits` stronger than the envelope
+    /// strength (an envelope that names a photo: ``DirectSpace/photoStampBits(photoSize:)``), searched now on every
+    /// core. Nil if `identity` is not a valid point, or the node stops meanwhile.
+    func seal(for identity: PublicKey, extraBits: Int) async -> PreparedSeal? {
+        guard extraBits > 0 else { return await seal(for: identity) }
+        guard let recipient = recipient(identity),
+            let wrapper = await newKey(lanes: ProcessInfo.processInfo.activeProcessorCount, extraBits: extraBits)
+        else { return nil }
+        return PreparedSeal(kit: EnvelopeKit(wrapper: wrapper), recipient: recipient)
+    }
+
     /// Prepares the next seal for `recipient` on the background thread, from a ready kit (or a new one, when no
     /// stamp is asked): when none is ready, the next message prepares its own.
     private func prepareNext(for recipient: SealingRecipient) {
@@ -112,11 +123,12 @@ final class EnvelopeKeys: Sendable {
     /// Stops every stamp search: kits not made yet are not made any more.
     func stop() { miner.cancel() }
 
-    /// A new key, stamped at the envelope strength; nil once stopped.
-    private func newKey(lanes: Int) async -> SigningKey? {
+    /// A new key, stamped at the envelope strength (and `extraBits` more); nil once stopped.
+    private func newKey(lanes: Int, extraBits: Int = 0) async -> SigningKey? {
         let key = SigningKey.generate()
-        guard strength > 0 else { return key }
-        guard let stamp = await miner.mine(for: key.publicKey, strength: strength, lanes: lanes) else { return nil }
+        guard strength + extraBits > 0 else { return key }
+        guard let stamp = await miner.mine(for: key.publicKey, strength: strength + extraBits, lanes: lanes)
+        else { return nil }
         return key.stamped(stamp)
     }
 }

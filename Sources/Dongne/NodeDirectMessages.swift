@@ -40,13 +40,21 @@ extension Node {
     func sendDirect(_ content: MessageContent, to recipient: PublicKey) async throws -> DirectMessageSnapshot {
         guard recipient != publicKey else { throw DongneError.directToSelf }
         let inner = try await sign(.direct(DirectMessage(recipient: recipient, content: content)))
-        let envelope = try await seal(inner, to: recipient)
+        return try await deliverDirect(inner, in: try await seal(inner, to: recipient), to: recipient)
+    }
+
+    /// Sends a signed `direct` sealed in `envelope` as ``sendDirect(_:to:)`` does; `plainPhoto` names the photo
+    /// inside a photo message's sealed one.
+    func deliverDirect(_ inner: Document, in envelope: Document, to recipient: PublicKey, plainPhoto: BlobHash? = nil)
+        async throws -> DirectMessageSnapshot
+    {
         source.arrivingDirect.addSent(inner)
         store.withholdFromReconciliation(envelope.id)
         let committed = Promise<Bool>()
         let durable = Promise<Result<[InsertOutcome], StoreError>>()
         // Queued before it is offered, so that no acknowledgement can overtake its pending state.
-        store.submitOwnDirect(inner, envelope: envelope, to: recipient, deferrable: true, whenVisible: { [source] in
+        store.submitOwnDirect(
+            inner, envelope: envelope, to: recipient, plainPhoto: plainPhoto, deferrable: true, whenVisible: { [source] in
             source.arrivingDirect.removeSent(inner.id)
             committed.fulfill(true)
         }) {
@@ -59,7 +67,7 @@ extension Node {
         await hub.refreshDirect()
         _ = try await durable.value.get()
         let row = DirectMessageRow(document: inner, correspondent: recipient, isOutgoing: true, isPending: true, read: nil)
-        return DirectMessageSnapshot(row, isFromCache: await hub.isFromCache(DirectSpace.id))!
+        return source.directSnapshot(row, isFromCache: await hub.isFromCache(DirectSpace.id))!
     }
 
     /// Marks received messages read (see ``Conversation/markRead(_:)``).
@@ -77,14 +85,18 @@ extension Node {
         if receipts, !marked.isEmpty { sendReceiptsAfterHoldBack() }
     }
 
-    /// `inner` in an envelope for `recipient`, signed by a one-time key.
-    private func seal(_ inner: Document, to recipient: PublicKey) async throws -> Document {
-        guard let prepared = await envelopeKeys.seal(for: recipient) else {
-            throw DongneError.invalidDocument(.recipientKeyNotAPoint)
+    /// `inner` in an envelope for `recipient`, signed by a one-time key (stamped as much stronger as `photo`, the
+    /// sealed photo the envelope names, asks).
+    func seal(_ inner: Document, to recipient: PublicKey, photo: SealedPhotoReference? = nil) async throws
+        -> Document
+    {
+        let extraBits = DirectSpace.photoStampBits(photoSize: photo?.size)
+        guard let prepared = await envelopeKeys.seal(for: recipient, extraBits: extraBits) else {
+            throw isStopping ? DongneError.stopped : DongneError.invalidDocument(.recipientKeyNotAPoint)
         }
-        do { return try SealedEnvelope.seal(inner, with: prepared, at: configuration.envelopeClock.now()) } catch {
-            throw DongneError.invalidDocument(error)
-        }
+        do {
+            return try SealedEnvelope.seal(inner, with: prepared, at: configuration.envelopeClock.now(), photo: photo)
+        } catch { throw DongneError.invalidDocument(error) }
     }
 
     /// Offers envelopes of the user's, queued for the store, to one random peer (a stem: it spreads them, so that
@@ -193,6 +205,7 @@ extension Node {
         inbox.envelopesStored(schedule: { delay, work in _ = loop.schedule(at: .now + delay, work) }) { [weak self] in
             guard let self else { return }
             await hub.refreshDirect()
+            await openDirectPhotos()
             // Messages read as they arrived owe their receipts once kept.
             if sendsReadReceipts, (try? store.receiptsDue().isEmpty) == false { sendReceiptsAfterHoldBack() }
         }
@@ -202,7 +215,9 @@ extension Node {
     /// envelope is dated by its hour, so every node forgets it at the same moment (PROTOCOL.md §1.8).
     func expireEnvelopes() async {
         let now = configuration.envelopeClock.now()
-        _ = try? await store.expireEnvelopes(at: now)
+        if let expired = try? await store.expireEnvelopesAndPhotos(at: now) {
+            for photo in expired.photos { photos.evicted(photo) }
+        }
         let untilNextHour = DirectSpace.hour - now % DirectSpace.hour
         _ = loop.schedule(at: .now + .milliseconds(Int64(untilNextHour))) { [weak self] in
             guard let self, !self.isStopping else { return }

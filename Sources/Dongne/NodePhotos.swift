@@ -50,7 +50,7 @@ extension Node {
 
     /// Prepares the photo at `path` (upright, every metadata stripped, a thumbnail made) and stores it as one
     /// of this user's own; its manifest.
-    private func storePhoto(
+    func storePhoto(
         _ path: String, progress: @escaping @Sendable (PhotoSendingProgress) -> Void
     ) async throws -> BlobManifest {
         progress(.preparing)

@@ -482,6 +482,8 @@ actor PeerNetwork {
             return
         }
         if owner.photos.chunkStored(blob, index: index) {
+            // A sealed photo whole here may be one of the user's direct messages': opened now if so.
+            if owner.photos.entry(blob).manifest?.isSealed == true { Task { await owner.openDirectPhotos() } }
             photosChanged(now: true)
             Task { await owner.evictPhotosOverBudget() }
         } else {
@@ -653,7 +655,8 @@ actor PeerNetwork {
         handle(.settled(admissions))
     }
 
-    /// Photos of new messages in joined channels are fetched (up to the automatic size; the rest on demand).
+    /// Photos of new messages in joined channels are fetched (up to the automatic size; the rest on demand), and
+    /// the sealed photos that new envelopes name.
     private func fetchArrivedPhotos(_ results: [Result<(Document, InsertOutcome), IngestError>]) {
         guard let owner else { return }
         var joined: Set<ChannelID>?
@@ -663,6 +666,10 @@ actor PeerNetwork {
                 if (try? store.latestProfile(of: document.author)) == document.id {
                     owner.photoArrived(avatar, by: document.author)
                 }
+                continue
+            }
+            if case .sealed(let sealed) = document.body, let photo = sealed.photo {
+                owner.spacePhotoArrived(photo)
                 continue
             }
             guard case .message(let message) = document.body, case .photo(let hash) = message.content else { continue }

@@ -22,6 +22,8 @@ final class PhotoLibrary: Sendable {
         var preparing: [BlobHash: String] = [:]
         var watchers: [BlobHash: [UInt64: AsyncStream<PhotoAvailability>.Continuation]] = [:]
         var nextWatcher: UInt64 = 0
+        /// Sealed photos of direct messages that did not open under their key: not read again in this run.
+        var unreadable: Set<BlobHash> = []
     }
 
     /// Photos remembered at most; beyond, entries of photos not being fetched or watched are forgotten (and
@@ -57,6 +59,26 @@ final class PhotoLibrary: Sendable {
         let entry = entry(hash)
         return PhotoSnapshot(
             hash: hash, info: entry.manifest.map(PhotoInfo.init), availability: Self.availability(entry), localFile: nil)
+    }
+
+    /// What a direct message's snapshot shows of its photo: `plain`'s once the sealed photo is opened, else the
+    /// sealed one's fetch, never `available` (ciphertext is of no use until opened).
+    func directSnapshot(sealed: BlobHash, plain: BlobHash?) -> PhotoSnapshot {
+        if let plain { return snapshot(plain) }
+        var availability = Self.availability(entry(sealed))
+        if availability == .available { availability = .fetching(1) }
+        return PhotoSnapshot(hash: sealed, info: nil, availability: availability, localFile: nil)
+    }
+
+    /// Whether a sealed photo failed to open.
+    func isUnreadable(_ sealed: BlobHash) -> Bool { state.withLock { $0.unreadable.contains(sealed) } }
+
+    /// A sealed photo failed to open under its message's key. At most a few: only a correspondent can send one.
+    func markUnreadable(_ sealed: BlobHash) {
+        state.withLock { state in
+            if state.unreadable.count >= Self.maximumEntries { state.unreadable.removeAll() }
+            state.unreadable.insert(sealed)
+        }
     }
 
     /// A placeholder's provisional name for a photo being prepared from `file`.

@@ -8,7 +8,24 @@ import Foundation
 ///   fetch resumes from.
 /// - The user's own blobs are never evicted; other people's are, least recently used first, once they take more
 ///   than the budget (``evictBlobs(over:keeping:)``).
+/// - Sealed blobs (direct messages' photos, ciphertext) are the direct-message space's: never evicted, counted in
+///   the space's cap, deleted when the envelope that names them expires (``Holder/space``).
 extension Store {
+    /// Whose a stored blob is: what decides whether it is evicted, and when it goes.
+    enum Holder: Int64 {
+        /// Someone else's photo: evicted least recently used first, over the budget.
+        case others = 0
+        /// The user's own: kept until the user deletes it.
+        case own = 1
+        /// A sealed photo of the direct-message space: kept until its envelope expires.
+        case space = 2
+
+        /// The holder of `manifest`, stored as the user's own or not.
+        init(_ manifest: BlobManifest, own: Bool) {
+            self = manifest.isSealed ? .space : own ? .own : .others
+        }
+    }
+
     /// How many chunks one transaction of ``importBlob(file:mediaType:width:height:thumbnail:)`` writes.
     static let chunksPerImportTransaction = 16
 
@@ -157,7 +174,7 @@ extension Store {
     public func incompleteBlobs() throws(StoreError) -> [BlobHash] {
         try blobs.read { connection throws(SQLiteError) in
             let statement = try connection.statement(
-                "SELECT hash FROM blob_manifests WHERE own = 0 AND held < chunk_count ORDER BY last_used DESC")
+                "SELECT hash FROM blob_manifests WHERE own != 1 AND held < chunk_count ORDER BY last_used DESC")
             var hashes: [BlobHash] = []
             while try statement.step() { if let hash = BlobHash(statement.blob(0)) { hashes.append(hash) } }
             return hashes
@@ -174,6 +191,37 @@ extension Store {
         }
     }
 
+    /// Stores a whole blob held in memory (a direct message's photo, at most a few MiB: its sealed chunks, or the
+    /// plain photo opened from them) in one durable write.
+    public func storeBlob(_ manifest: BlobManifest, chunks: [[UInt8]], own: Bool, at time: UInt64)
+        async throws(StoreError)
+    {
+        try await blobs.write(rows: chunks.count) { connection throws(StoreError) in
+            do throws(SQLiteError) {
+                try Self.insertManifest(manifest, own: own, at: time, on: connection)
+                for (index, chunk) in chunks.enumerated() {
+                    try Self.insertChunk(manifest.hash, index: index, bytes: chunk, on: connection)
+                }
+            } catch { throw .sqlite(error) }
+        }
+    }
+
+    /// Deletes sealed blobs whose envelopes expired (never the user's own or other people's photos).
+    func deleteSpaceBlobs(_ hashes: [BlobHash]) async throws(StoreError) {
+        guard !hashes.isEmpty else { return }
+        try await blobs.write(rows: hashes.count) { connection throws(StoreError) in
+            do throws(SQLiteError) {
+                for hash in hashes {
+                    let isSpace = "SELECT 1 FROM blob_manifests WHERE hash = ?1 AND own = \(Holder.space.rawValue)"
+                    try connection.statement("DELETE FROM blob_chunks WHERE blob = ?1 AND EXISTS (\(isSpace))")
+                        .bind(.blob(hash.bytes)).run()
+                    try connection.statement("DELETE FROM blob_manifests WHERE hash = ?1 AND own = \(Holder.space.rawValue)")
+                        .bind(.blob(hash.bytes)).run()
+                }
+            } catch { throw .sqlite(error) }
+        }
+    }
+
     /// Bytes of chunks stored for the user's own blobs and for other people's.
     public func blobUsage() throws(StoreError) -> (own: Int, others: Int) {
         try blobs.read { connection throws(SQLiteError) in
@@ -184,8 +232,10 @@ extension Store {
                 """)
             var usage = (own: 0, others: 0)
             while try statement.step() {
-                if statement.integer(0) == 1 { usage.own = Int(statement.integer(1)) } else {
-                    usage.others = Int(statement.integer(1))
+                switch Holder(rawValue: statement.integer(0)) {
+                case .own: usage.own = Int(statement.integer(1))
+                case .others: usage.others = Int(statement.integer(1))
+                case .space, nil: break  // the space's cap counts those
                 }
             }
             return usage
@@ -239,7 +289,7 @@ extension Store {
             """
         ).bind(
             .blob(manifest.hash.bytes), .blob(manifest.bytes), .integer(Int64(manifest.size)),
-            .integer(Int64(manifest.chunks.count)), .integer(own ? 1 : 0), .integer(Int64(time))
+            .integer(Int64(manifest.chunks.count)), .integer(Holder(manifest, own: own).rawValue), .integer(Int64(time))
         ).run()
     }
 

@@ -67,7 +67,8 @@ extension Store {
     /// messages, in one write. `whenVisible` hears when reads see it, `completion` once it is durable.
     /// `deferrable` as for ``insert(_:deferrable:whenVisible:)``: for a message already shown to local listeners.
     public func submitOwnDirect(
-        _ inner: Document, envelope: Document, to recipient: PublicKey, deferrable: Bool = false,
+        _ inner: Document, envelope: Document, to recipient: PublicKey, plainPhoto: BlobHash? = nil,
+        deferrable: Bool = false,
         whenVisible: (@Sendable () -> Void)? = nil,
         completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
     ) {
@@ -79,8 +80,11 @@ extension Store {
                 .blob(inner.id.bytes), .blob(recipient.bytes), .integer(Int64(inner.created)),
                 .blob(envelope.id.bytes), .blob(inner.bytes)
             ).run()
+            try Self.recordPhoto(of: inner, plain: plainPhoto, connection)
         }) { [directSpaceUsage] result in
-            if case .success(let outcomes) = result, outcomes.first == .stored { directSpaceUsage.add(envelope.bytes.count) }
+            if case .success(let outcomes) = result, outcomes.first == .stored {
+                directSpaceUsage.add(Self.spaceBytes(of: envelope))
+            }
             completion(result)
         }
     }
@@ -95,7 +99,9 @@ extension Store {
                 }
             }) { continuation.resume(returning: $0) }
         }
-        if case .success(let outcomes) = result, outcomes.first == .stored { directSpaceUsage.add(envelope.bytes.count) }
+        if case .success(let outcomes) = result, outcomes.first == .stored {
+            directSpaceUsage.add(Self.spaceBytes(of: envelope))
+        }
         _ = try result.get()
     }
 
@@ -150,6 +156,7 @@ extension Store {
                 ).run()
                 guard connection.changes > 0 else { continue }
                 changed.set(true)
+                try Self.recordPhoto(of: message, plain: nil, connection)
                 if sendingReceipts, readBefore[message.id] != nil {
                     try connection.statement("INSERT OR IGNORE INTO receipts_due (message, correspondent) VALUES (?, ?)")
                         .bind(.blob(message.id.bytes), .blob(message.author.bytes)).run()
@@ -292,9 +299,18 @@ extension Store {
     /// Deletes the envelopes past their retention at `now` (PROTOCOL.md §1.8); how many it deleted. The user's
     /// own messages stay: they are kept apart, for as long as the user wants them.
     public func expireEnvelopes(at now: UInt64) async throws(StoreError) -> Int {
-        guard now >= DirectSpace.retention else { return 0 }
+        try await expireEnvelopesAndPhotos(at: now).envelopes
+    }
+
+    /// Deletes the envelopes past their retention at `now`, and the sealed photos they name; how many envelopes
+    /// it deleted, and the photos.
+    public func expireEnvelopesAndPhotos(at now: UInt64) async throws(StoreError)
+        -> (envelopes: Int, photos: [BlobHash])
+    {
+        guard now >= DirectSpace.retention else { return (0, []) }
         let cutoff = Int64(now - DirectSpace.retention)
         let tried = try envelopesTried()
+        let photos = Locked<(hashes: [BlobHash], bytes: Int)>(([], 0))
         let deleted = Locked<(ids: [DocumentID], bytes: Int)>(([], 0))
         try await writeSQL { connection throws(SQLiteError) in
             let statement = try connection.statement(
@@ -316,12 +332,73 @@ extension Store {
                 try connection.statement("DELETE FROM pending_writes WHERE id = ?").bind(.blob(id.bytes)).run()
             }
             deleted.set(found)
+            photos.set(try Self.deleteSpacePhotos(before: cutoff, connection))
         }
         let (ids, bytes) = deleted.get()
+        let (hashes, photoBytes) = photos.get()
+        try await deleteSpaceBlobs(hashes)
         reconciliationCache.remove(ids, from: DirectSpace.id)
-        directSpaceUsage.add(-Int(bytes))
+        directSpaceUsage.add(-Int(bytes) - photoBytes)
         _ = takePendingWrites(among: ids)
-        return ids.count
+        return (ids.count, hashes)
+    }
+
+    /// Forgets the sealed photos of envelopes created before `cutoff`: their hashes and sizes.
+    private static func deleteSpacePhotos(before cutoff: Int64, _ connection: Connection) throws(SQLiteError)
+        -> (hashes: [BlobHash], bytes: Int)
+    {
+        let statement = try connection.statement("SELECT blob, size FROM space_photos WHERE created < ?")
+            .bind(.integer(cutoff))
+        var found: (hashes: [BlobHash], bytes: Int) = ([], 0)
+        while try statement.step() {
+            if let hash = BlobHash(statement.blob(0)) { found.hashes.append(hash) }
+            found.bytes += Int(statement.integer(1))
+        }
+        statement.reset()
+        try connection.statement("DELETE FROM space_photos WHERE created < ?").bind(.integer(cutoff)).run()
+        return found
+    }
+
+    /// Records the sealed photo of a direct message of the user's, with its key (and the plain photo inside, when
+    /// known), so that it is opened once its ciphertext is here.
+    private static func recordPhoto(of inner: Document, plain: BlobHash?, _ connection: Connection)
+        throws(SQLiteError)
+    {
+        guard case .direct(let direct) = inner.body, case .photo(let sealed) = direct.content,
+            let key = direct.photoKey
+        else { return }
+        try connection.statement("INSERT OR IGNORE INTO direct_photos (sealed, photo_key, plain) VALUES (?, ?, ?)")
+            .bind(.blob(sealed.bytes), .blob(key), plain.map { .blob($0.bytes) } ?? .null).run()
+    }
+
+    /// Records the plain photo opened from a sealed one of the user's direct messages.
+    public func openedDirectPhoto(sealed: BlobHash, plain: BlobHash) async throws(StoreError) {
+        try await writeSQL { connection throws(SQLiteError) in
+            try connection.statement("UPDATE direct_photos SET plain = ? WHERE sealed = ?")
+                .bind(.blob(plain.bytes), .blob(sealed.bytes)).run()
+        }
+    }
+
+    /// The plain photo inside a sealed one of the user's direct messages, once opened.
+    public func directPhoto(sealed: BlobHash) throws(StoreError) -> BlobHash? {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT plain FROM direct_photos WHERE sealed = ?")
+                .bind(.blob(sealed.bytes))
+            defer { statement.reset() }
+            return try statement.step() && !statement.isNull(0) ? BlobHash(statement.blob(0)) : nil
+        }
+    }
+
+    /// The sealed photos of the user's direct messages not opened yet, with their keys.
+    public func unopenedDirectPhotos() throws(StoreError) -> [(sealed: BlobHash, key: [UInt8])] {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT sealed, photo_key FROM direct_photos WHERE plain IS NULL")
+            var found: [(sealed: BlobHash, key: [UInt8])] = []
+            while try statement.step() {
+                if let hash = BlobHash(statement.blob(0)) { found.append((hash, statement.blob(1))) }
+            }
+            return found
+        }
     }
 
     /// How many envelopes the space holds here, and their bytes.

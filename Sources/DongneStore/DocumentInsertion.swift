@@ -77,7 +77,14 @@ extension Connection {
                 .blob(document.author.bytes), profile.avatar.map { .blob($0.bytes) } ?? .null,
                 .integer(Int64(document.created)), .blob(document.id.bytes)
             ).run()
-        case .direct, .receipt, .sealed, .unknown:
+        case .sealed(let sealed):
+            guard let photo = sealed.photo else { return }
+            try statement("INSERT OR IGNORE INTO space_photos (envelope, blob, size, created) VALUES (?, ?, ?, ?)")
+                .bind(
+                    .blob(document.id.bytes), .blob(photo.hash.bytes), .integer(Int64(photo.size)),
+                    .integer(Int64(document.created))
+                ).run()
+        case .direct, .receipt, .unknown:
             break
         }
     }

@@ -158,9 +158,8 @@ extension Store {
         let admission = admission(in: unverified.channel)
         // One hash, before the signature's fifty-fold cost: a flood of fresh keys costs this and no more.
         let strength = unverified.stampStrength
-        guard strength >= admission.requiredStampStrength else {
-            return .failure(.weakStamp(strength: strength, required: admission.requiredStampStrength))
-        }
+        let required = requiredStrength(of: unverified, admission)
+        guard strength >= required else { return .failure(.weakStamp(strength: strength, required: required)) }
         // An author already at its quota is declined before its signature too: the check only reads (a forgery
         // spends nothing), and a paid identity's flood past its quota then costs no verification.
         let size = unverified.bytes.count
@@ -190,7 +189,9 @@ extension Store {
     /// as strong as asked, its author not known to be at its quota): for showing a document before its checks,
     /// which must never show what they will decline.
     public func mayAdmitByStampAndQuota(_ document: UnverifiedDocument) -> Bool {
-        let quota = admission(in: document.channel).quota(forStrength: document.stampStrength)
+        let admission = admission(in: document.channel)
+        guard document.stampStrength >= requiredStrength(of: document, admission) else { return false }
+        let quota = admission.quota(forStrength: document.stampStrength)
         let used = authorUsage.known(AuthorUsage.Key(document)) ?? 0
         return document.bytes.count <= quota && used <= quota - document.bytes.count && !isSpentEnvelopeKey(document)
     }
@@ -210,16 +211,26 @@ extension Store {
         channel == DirectSpace.id ? directAdmission : admission
     }
 
+    /// The stamp strength `document` must show: its channel's, and for an envelope that names a photo more with
+    /// the photo's size (PROTOCOL.md §1.8, *Photos*).
+    private func requiredStrength(of document: UnverifiedDocument, _ admission: AdmissionPolicy) -> Int {
+        guard case .sealed(let sealed) = document.body, let photo = sealed.photo else {
+            return admission.requiredStampStrength
+        }
+        return admission.requiredStampStrength + DirectSpace.photoStampBits(photoSize: photo.size)
+    }
+
     /// Why the direct-message space does not take `document` now, before any other check: a `direct` or
     /// `receipt` outside its envelope, an envelope past its retention, or a space at its cap.
     private func directSpaceRefusal(of document: UnverifiedDocument) -> IngestError? {
         switch document.body {
         case .direct, .receipt: return .unsealed
-        case .sealed:
+        case .sealed(let sealed):
             if DirectSpace.hasExpired(created: document.created, at: envelopeClock()) {
                 return .expired(created: document.created)
             }
-            return directSpaceUsage.fits(document.bytes.count) ? nil : .directSpaceFull
+            let bytes = DirectSpace.storedBytes(envelopeBytes: document.bytes.count, photo: sealed.photo)
+            return directSpaceUsage.fits(bytes) ? nil : .directSpaceFull
         case .channel, .message, .report, .retract, .profile, .unknown: return nil
         }
     }
@@ -266,7 +277,7 @@ extension Store {
                         // from now on, not the table of every author's bytes.
                         spentEnvelopeKeys.insert(entry.document.author)
                         authorUsage.forget(AuthorUsage.Key(entry.document))
-                        if inserted == .stored { directSpaceUsage.add(entry.document.bytes.count) }
+                        if inserted == .stored { directSpaceUsage.add(Self.spaceBytes(of: entry.document)) }
                     }
                 }
             case .failure(let error):
@@ -281,5 +292,11 @@ extension Store {
             }
             completion(results.map { $0! })
         }
+    }
+
+    /// The bytes an envelope takes of the space's cap: its own and its photo's (``DirectSpace/storedBytes``).
+    static func spaceBytes(of envelope: Document) -> Int {
+        guard case .sealed(let sealed) = envelope.body else { return envelope.bytes.count }
+        return DirectSpace.storedBytes(envelopeBytes: envelope.bytes.count, photo: sealed.photo)
     }
 }

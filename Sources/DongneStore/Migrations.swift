@@ -114,6 +114,17 @@ enum Migrations {
         -- Received messages shown to the user whose receipt is not sent yet.
         CREATE TABLE receipts_due (message BLOB PRIMARY KEY, correspondent BLOB NOT NULL) WITHOUT ROWID;
         """,
+        """
+        -- The sealed photos that envelopes of the direct-message space name (PROTOCOL.md §1.8, Photos): counted in
+        -- the space's cap, and deleted with their envelope.
+        CREATE TABLE space_photos (
+            envelope BLOB PRIMARY KEY, blob BLOB NOT NULL, size INTEGER NOT NULL, created INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX space_photos_by_created ON space_photos (created);
+        -- The sealed photos of the user's direct messages, sent and received, with their keys, and the plain photo
+        -- inside once opened (a sent one at once, a received one once its ciphertext is fetched).
+        CREATE TABLE direct_photos (sealed BLOB PRIMARY KEY, photo_key BLOB NOT NULL, plain BLOB) WITHOUT ROWID;
+        """,
     ]
 
     /// A short hash of every migration's text: changes whenever the schema does.

@@ -119,7 +119,10 @@ public final class Store: Sendable {
 
     private static func directSpaceBytes(_ connection: Connection) throws(SQLiteError) -> Int {
         let statement = try connection.statement(
-            "SELECT coalesce(sum(length(bytes)), 0) FROM documents WHERE channel = ?"
+            """
+            SELECT (SELECT coalesce(sum(length(bytes)), 0) FROM documents WHERE channel = ?)
+                + (SELECT coalesce(sum(size), 0) FROM space_photos)
+            """
         ).bind(.blob(DirectSpace.id.bytes))
         defer { statement.reset() }
         return try statement.step() ? Int(statement.integer(0)) : 0

@@ -29,6 +29,39 @@ import Testing
         #expect(await store.ingest([forged])[0].failureDescription == "its author's stamp has strength 0, 10 asked")
     }
 
+    /// An envelope that names a sealed photo pays for its bytes: a stamp ⌈log2 ⌈size / 8,192⌉⌉ bits stronger than
+    /// the envelope strength, checked before the signature; its bytes count in the space's cap.
+    @Test func anEnvelopeNamingAPhotoNeedsAStampThatGrowsWithThePhoto() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let clock: UInt64 = 1_764_400_000_000
+        let store = try Store(path: directory.file("dongne.sqlite"), admission: policy, envelopeClock: { clock })
+        let base = DirectSpace.envelopeStampStrength(required: policy.requiredStampStrength)
+        let photo = SealedPhotoReference(hash: BlobHash(Bytes32([UInt8](repeating: 3, count: 32))!), size: 1 << 20)
+        func envelope(strength: Int, seed: UInt8) throws -> Document {
+            let inner = try Document.sign(
+                .direct(DirectMessage(recipient: Keys.bob.publicKey, content: .photo(photo.hash), photoKey: Array(repeating: 1, count: 32))),
+                created: clock, by: Keys.alice)
+            let wrapper = SigningKey(seed: [UInt8](repeating: seed, count: 31) + [0xe1])!
+            return try SealedEnvelope.seal(
+                inner, from: Keys.alice, to: Keys.bob.publicKey,
+                wrapper: wrapper.stamped(IdentityStamp.mine(for: wrapper.publicKey, strength: strength)), at: clock,
+                photo: photo)
+        }
+        let weak = try envelope(strength: base, seed: 1)
+        let required = base + 7
+        guard case .failure(.weakStamp(_, required)) = await store.ingest([weak.bytes])[0] else {
+            Issue.record("an envelope naming 1 MiB took the stamp of a text envelope")
+            return
+        }
+        let paid = try envelope(strength: required, seed: 2)
+        guard case .success = await store.ingest([paid.bytes])[0] else {
+            Issue.record("a paid envelope was not taken")
+            return
+        }
+        #expect(try store.directSpaceSize() == (1, paid.bytes.count + photo.size))
+    }
+
     @Test func anAuthorsBytesInAChannelStopAtTheQuotaAndAStrongerStampDoublesIt() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }

@@ -158,7 +158,7 @@ import DongneTestSupport
         sqlite.arguments = [directory.file("store.sqlite"), "PRAGMA user_version = 99"]
         try sqlite.run()
         sqlite.waitUntilExit()
-        #expect(throws: StoreError.newerSchema(found: 99, supported: 6)) {
+        #expect(throws: StoreError.newerSchema(found: 99, supported: 7)) {
             try Store(path: directory.file("store.sqlite"))
         }
     }

@@ -341,7 +341,6 @@ import Testing
         return key
     }
 
-    /// The first snapshot of `stream` that satisfies `condition`; fails after 30 seconds without one.
     /// A peer of `node` speaking the protocol by hand, with a fresh identity, once its session is up and it said
     /// it carries `channel`.
     static func rawPeer(of node: TestNode, carrying channel: ChannelID) async throws -> (RawPeer, SigningKey) {
@@ -353,6 +352,7 @@ import Testing
         return (peer, key)
     }
 
+    /// The first snapshot of `stream` that satisfies `condition`; fails after 30 seconds without one.
     static func first<Item: SnapshotDocument>(
         _ stream: AsyncThrowingStream<QuerySnapshot<Item>, any Error>,
         where condition: @escaping @Sendable (QuerySnapshot<Item>) -> Bool

@@ -18,4 +18,8 @@ public enum BlobLimits {
     public static let maximumManifestBytes = 40_960
     /// The media types a photo may have.
     public static let mediaTypes: Set<String> = ["image/jpeg", "image/png", "image/webp"]
+    /// The media type of a sealed manifest: a direct message's photo, encrypted (``SealedPhoto``).
+    public static let sealedMediaType = "application/octet-stream"
+    /// The largest photo a direct message carries, before it is sealed (8 MiB, what every relay fetches at once).
+    public static let maximumDirectPhotoBytes = 8 << 20
 }

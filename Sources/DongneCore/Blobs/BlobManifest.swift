@@ -2,6 +2,10 @@
 /// its pixel size and a small thumbnail to show at once. The manifest is content-addressed like a document
 /// (deterministic CBOR, §1.1): its ``hash`` is what a `message` document's `photo` field carries, so the signed
 /// message fixes every chunk of the photo.
+///
+/// A **sealed** manifest (media type ``BlobLimits/sealedMediaType``) names the ciphertext of a direct message's
+/// photo (``SealedPhoto``): it has no width, height nor thumbnail (those travel encrypted inside), so a relay
+/// learns only its size.
 public struct BlobManifest: Hashable, Sendable {
     /// The media type of the blob's bytes, one of ``BlobLimits/mediaTypes``.
     public let mediaType: String
@@ -9,16 +13,19 @@ public struct BlobManifest: Hashable, Sendable {
     public let size: Int
     /// The names of its chunks, in order (``BlobChunk``).
     public let chunks: [Bytes32]
-    /// Its width in pixels.
+    /// Its width in pixels (0 for a sealed blob).
     public let width: Int
-    /// Its height in pixels.
+    /// Its height in pixels (0 for a sealed blob).
     public let height: Int
-    /// A small JPEG of it, to show before the chunks arrive.
+    /// A small JPEG of it, to show before the chunks arrive (empty for a sealed blob).
     public let thumbnail: [UInt8]
     /// The manifest's canonical encoding: what is hashed, stored and sent.
     public let bytes: [UInt8]
     /// Its content address.
     public let hash: BlobHash
+
+    /// Whether it names a sealed photo's ciphertext.
+    public var isSealed: Bool { mediaType == BlobLimits.sealedMediaType }
 
     /// Domain-separation prefix of a manifest's hash: ASCII `dongne.blob.manifest.v1` and a zero byte.
     public static let prefix: [UInt8] = Array("dongne.blob.manifest.v1".utf8) + [0]
@@ -44,21 +51,32 @@ public struct BlobManifest: Hashable, Sendable {
     ) throws(BlobError) {
         try Self.check(mediaType: mediaType, size: size, chunkCount: chunks.count, width: width, height: height,
             thumbnail: thumbnail.count)
-        let entries = [
+        var entries = [
             CBORMapEntry(.unsigned(Key.version), .unsigned(BlobLimits.manifestVersion)),
             CBORMapEntry(.unsigned(Key.mediaType), .text(mediaType)),
             CBORMapEntry(.unsigned(Key.size), .unsigned(UInt64(size))),
             CBORMapEntry(.unsigned(Key.chunkSize), .unsigned(UInt64(BlobLimits.chunkBytes))),
             CBORMapEntry(.unsigned(Key.chunks), .array(chunks.map { .bytes($0.bytes) })),
-            CBORMapEntry(.unsigned(Key.width), .unsigned(UInt64(width))),
-            CBORMapEntry(.unsigned(Key.height), .unsigned(UInt64(height))),
-            CBORMapEntry(.unsigned(Key.thumbnail), .bytes(thumbnail)),
         ]
+        if mediaType != BlobLimits.sealedMediaType {
+            entries += [
+                CBORMapEntry(.unsigned(Key.width), .unsigned(UInt64(width))),
+                CBORMapEntry(.unsigned(Key.height), .unsigned(UInt64(height))),
+                CBORMapEntry(.unsigned(Key.thumbnail), .bytes(thumbnail)),
+            ]
+        }
         let bytes = CBOREncoder.encode(.map(entries))
         guard bytes.count <= BlobLimits.maximumManifestBytes else { throw .manifestTooLarge(size: bytes.count) }
         self.init(
             mediaType: mediaType, size: size, chunks: chunks, width: width, height: height, thumbnail: thumbnail,
             bytes: bytes)
+    }
+
+    /// The sealed manifest of a photo's ciphertext of `size` bytes cut into chunks named `chunks`
+    /// (``SealedPhoto``).
+    public init(sealedSize size: Int, chunks: [Bytes32]) throws(BlobError) {
+        try self.init(
+            mediaType: BlobLimits.sealedMediaType, size: size, chunks: chunks, width: 0, height: 0, thumbnail: [])
     }
 
     /// The manifest these bytes encode, checked against every rule of part 3; the first rule broken.
@@ -103,9 +121,11 @@ public struct BlobManifest: Hashable, Sendable {
         var chunks: [Bytes32] = []
         chunks.reserveCapacity(min(items.count, BlobLimits.maximumChunks))
         for item in items { chunks.append(try FieldReader.bytes32(item, "chunks")) }
-        let width = clamped(try reader.unsigned(Key.width, "width"))
-        let height = clamped(try reader.unsigned(Key.height, "height"))
-        let thumbnail = try reader.bytes(Key.thumbnail, "thumbnail")
+        // A sealed manifest has no image fields: reading none leaves them to `finish()` to refuse.
+        let isSealed = mediaType == BlobLimits.sealedMediaType
+        let width = isSealed ? 0 : clamped(try reader.unsigned(Key.width, "width"))
+        let height = isSealed ? 0 : clamped(try reader.unsigned(Key.height, "height"))
+        let thumbnail = isSealed ? [] : try reader.bytes(Key.thumbnail, "thumbnail")
         try reader.finish()
         return Fields(
             version: version, mediaType: mediaType, size: size, chunkSize: chunkSize, chunks: chunks, width: width,
@@ -129,10 +149,12 @@ public struct BlobManifest: Hashable, Sendable {
     private static func check(
         mediaType: String, size: Int, chunkCount: Int, width: Int, height: Int, thumbnail: Int
     ) throws(BlobError) {
-        guard BlobLimits.mediaTypes.contains(mediaType) else { throw .unsupportedMediaType(mediaType) }
+        let isSealed = mediaType == BlobLimits.sealedMediaType
+        guard isSealed || BlobLimits.mediaTypes.contains(mediaType) else { throw .unsupportedMediaType(mediaType) }
         guard (1...BlobLimits.maximumBlobBytes).contains(size) else { throw .sizeOutOfRange(size) }
         let expected = BlobChunk.count(forSize: size)
         guard chunkCount == expected else { throw .chunkCountMismatch(expected: expected, actual: chunkCount) }
+        guard !isSealed else { return }
         for side in [width, height] where !(1...BlobLimits.maximumImageSide).contains(side) {
             throw .dimensionOutOfRange(side)
         }

@@ -174,6 +174,35 @@ enum Sodium {
         return result == 0 ? plaintext : nil
     }
 
+    /// XChaCha20-Poly1305 (IETF, 192-bit nonce) encryption: ciphertext followed by the 16-byte tag.
+    static func xchachaPolyEncrypt(key: [UInt8], nonce: [UInt8], associatedData: [UInt8], plaintext: ArraySlice<UInt8>)
+        -> [UInt8]
+    {
+        ensureInitialised()
+        var ciphertext = [UInt8](repeating: 0, count: plaintext.count + 16)
+        var length: UInt64 = 0
+        plaintext.withUnsafeBufferPointer { plain in
+            _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                &ciphertext, &length, plain.baseAddress, UInt64(plain.count), associatedData,
+                UInt64(associatedData.count), nil, nonce, key)
+        }
+        return ciphertext
+    }
+
+    /// XChaCha20-Poly1305 (IETF) decryption; nil when the tag does not match.
+    static func xchachaPolyDecrypt(key: [UInt8], nonce: [UInt8], associatedData: [UInt8], ciphertext: [UInt8])
+        -> [UInt8]?
+    {
+        ensureInitialised()
+        guard ciphertext.count >= 16 else { return nil }
+        var plaintext = [UInt8](repeating: 0, count: ciphertext.count - 16)
+        var length: UInt64 = 0
+        let result = crypto_aead_xchacha20poly1305_ietf_decrypt(
+            &plaintext, &length, nil, ciphertext, UInt64(ciphertext.count), associatedData,
+            UInt64(associatedData.count), nonce, key)
+        return result == 0 ? plaintext : nil
+    }
+
     // MARK: SHA-256 (Negentropy's fingerprints)
 
     static func sha256(_ bytes: [UInt8]) -> [UInt8] {

@@ -38,7 +38,28 @@ public struct SealedBox: Hashable, Sendable {
     /// `crypto_box_seal` of the padded inner document, to the recipient's X25519 key: one of
     /// ``DirectSpace/boxSizes`` bytes.
     public var box: [UInt8]
+    /// The sealed photo the inner message carries, if any: named in clear so that every node that carries the
+    /// envelope fetches and keeps its ciphertext too (PROTOCOL.md §1.8, *Photos*).
+    public var photo: SealedPhotoReference?
 
     /// An envelope body.
-    public init(box: [UInt8]) { self.box = box }
+    public init(box: [UInt8], photo: SealedPhotoReference? = nil) {
+        self.box = box
+        self.photo = photo
+    }
+}
+
+/// The ciphertext of a direct message's photo, as its envelope names it: the hash of its sealed manifest and its
+/// size, which the stamp the envelope needs grows with (``DirectSpace/envelopeStampStrength(required:photoSize:)``).
+public struct SealedPhotoReference: Hashable, Sendable {
+    /// The sealed manifest's hash.
+    public var hash: BlobHash
+    /// The sealed blob's size in bytes: 1 to ``BlobLimits/maximumBlobBytes``.
+    public var size: Int
+
+    /// A reference.
+    public init(hash: BlobHash, size: Int) {
+        self.hash = hash
+        self.size = size
+    }
 }

@@ -44,6 +44,29 @@ public enum DirectSpace {
     /// The stamp strength an envelope's one-time key must show on a network that asks `required` of identities.
     public static func envelopeStampStrength(required: Int) -> Int { max(0, required - stampStrengthDiscount) }
 
+    /// The bytes of envelope one bit of stamp strength pays for beyond the envelope strength: an envelope naming a
+    /// photo of `n` bytes needs ⌈log2 ⌈n / 8,192⌉⌉ more bits, so that each byte of a photo costs its sender at least
+    /// the work a byte of the largest text envelope does, and a flood of photos fills the space's cap no cheaper.
+    public static let photoBytesPerStampDoubling = 8_192
+
+    /// The stamp strength an envelope's one-time key must show when the envelope names a photo of `photoSize`
+    /// bytes (nil: none).
+    public static func envelopeStampStrength(required: Int, photoSize: Int?) -> Int {
+        envelopeStampStrength(required: required) + photoStampBits(photoSize: photoSize)
+    }
+
+    /// The bits a photo of `photoSize` bytes adds to the envelope strength: ⌈log2 ⌈size / 8,192⌉⌉.
+    public static func photoStampBits(photoSize: Int?) -> Int {
+        guard let photoSize, photoSize > photoBytesPerStampDoubling else { return 0 }
+        let units = (photoSize + photoBytesPerStampDoubling - 1) / photoBytesPerStampDoubling
+        return Int.bitWidth - (units - 1).leadingZeroBitCount
+    }
+
+    /// The bytes an envelope of `envelopeBytes` takes of the space's cap: its own and its photo's ciphertext.
+    public static func storedBytes(envelopeBytes: Int, photo: SealedPhotoReference?) -> Int {
+        envelopeBytes + (photo?.size ?? 0)
+    }
+
     /// The stamp rule of the space on a network whose identities follow `policy` (its quota, one envelope per
     /// key, is the store's to apply).
     public static func admission(for policy: AdmissionPolicy) -> AdmissionPolicy {

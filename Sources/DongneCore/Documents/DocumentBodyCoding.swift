@@ -9,7 +9,7 @@ extension DocumentBody {
         static let displayName: UInt64 = 8, avatar: UInt64 = 9  // profile
         static let recipient: UInt64 = 8, photoKey: UInt64 = 12  // direct; content uses MessageFields' 9, 10, 11
         static let read: UInt64 = 9  // receipt, beside recipient (8)
-        static let box: UInt64 = 8  // sealed
+        static let box: UInt64 = 8, photo: UInt64 = 9, photoSize: UInt64 = 10  // sealed
     }
 
     /// Checks the rules that tie a body to its header's `created`: an envelope is dated by its whole hour.
@@ -41,6 +41,10 @@ extension DocumentBody {
         case .sealed(let sealed):
             guard DirectSpace.boxSizes.contains(sealed.box.count) else {
                 throw .notAPaddedSize(field: "box", size: sealed.box.count)
+            }
+            let sizes = 1...BlobLimits.maximumBlobBytes
+            if let photo = sealed.photo, !sizes.contains(photo.size) {
+                throw .sizeOutOfRange(field: "photoSize", size: photo.size, range: sizes)
             }
         case .unknown(let kind, _, let fields):
             try Self.checkUnknown(kind: kind, fields: fields)
@@ -101,6 +105,9 @@ extension DocumentBody {
             ]
         case .sealed(let sealed):
             return [entry(Key.box, .bytes(sealed.box))]
+                + (sealed.photo.map {
+                    [entry(Key.photo, .bytes($0.hash.bytes)), entry(Key.photoSize, .unsigned(UInt64($0.size)))]
+                } ?? [])
         case .unknown(_, _, let fields):
             return fields
         }
@@ -140,7 +147,7 @@ extension DocumentBody {
             body = .receipt(Receipt(recipient: recipient, read: try readIDs(from: &reader)))
         case .sealed:
             guard channel == DirectSpace.id else { throw channel == nil ? .missingField("channel") : .channelIDMismatch }
-            body = .sealed(SealedBox(box: try reader.bytes(Key.box, "box")))
+            body = .sealed(SealedBox(box: try reader.bytes(Key.box, "box"), photo: try readSealedPhoto(from: &reader)))
         case .unknown(let number):
             body = .unknown(kind: number, channel: channel, fields: reader.takeRest())
         }
@@ -164,6 +171,16 @@ extension DocumentBody {
             photoKey = key
         }
         return DirectMessage(recipient: recipient, content: content, photoKey: photoKey)
+    }
+
+    /// An envelope's `photo` and `photoSize`: both or neither.
+    private static func readSealedPhoto(from reader: inout FieldReader) throws(DocumentError) -> SealedPhotoReference? {
+        guard let hash = try reader.optionalBytes32(Key.photo, "photo") else {
+            if reader.take(Key.photoSize) != nil { throw .missingField("photo") }
+            return nil
+        }
+        let size = try reader.unsigned(Key.photoSize, "photoSize")
+        return SealedPhotoReference(hash: BlobHash(hash), size: size > UInt64(Int.max) ? .max : Int(size))
     }
 
     private static func readIDs(from reader: inout FieldReader) throws(DocumentError) -> [DocumentID] {

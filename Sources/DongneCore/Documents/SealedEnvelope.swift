@@ -9,28 +9,33 @@ public enum SealedEnvelope {
     /// Seals `inner`, written by `author`, to `recipient` in an envelope signed by `wrapper`, a fresh key used for
     /// this envelope only (stamped as ``DirectSpace/envelopeStampStrength(required:)`` asks), dated by the hour of
     /// `now`.
+    /// When the inner document is a photo message, `photo` names its sealed photo (``SealedPhoto``) in the
+    /// envelope, and `wrapper`'s stamp must be as much stronger as
+    /// ``DirectSpace/envelopeStampStrength(required:photoSize:)`` asks.
     public static func seal(
-        _ inner: Document, from author: SigningKey, to recipient: PublicKey, wrapper: SigningKey, at now: UInt64
+        _ inner: Document, from author: SigningKey, to recipient: PublicKey, wrapper: SigningKey, at now: UInt64,
+        photo: SealedPhotoReference? = nil
     ) throws(DocumentError) -> Document {
         guard let recipient = SealingRecipient(recipient, from: DirectMessageKey(author)) else {
             throw .recipientKeyNotAPoint
         }
-        return try seal(inner, to: recipient, kit: EnvelopeKit(wrapper: wrapper), at: now)
+        return try seal(inner, to: recipient, kit: EnvelopeKit(wrapper: wrapper), at: now, photo: photo)
     }
 
     /// Seals `inner` to `recipient` with a kit made ahead of need.
     public static func seal(
-        _ inner: Document, to recipient: SealingRecipient, kit: EnvelopeKit, at now: UInt64
+        _ inner: Document, to recipient: SealingRecipient, kit: EnvelopeKit, at now: UInt64,
+        photo: SealedPhotoReference? = nil
     ) throws(DocumentError) -> Document {
         guard let prepared = PreparedSeal(kit: kit, recipient: recipient) else { throw .recipientKeyNotAPoint }
-        return try seal(inner, with: prepared, at: now)
+        return try seal(inner, with: prepared, at: now, photo: photo)
     }
 
     /// Seals `inner` with a seal prepared ahead of need: what a node does on a message's way out, so that only
     /// the box's symmetric encryption and the envelope's signature are left on it.
-    public static func seal(_ inner: Document, with prepared: PreparedSeal, at now: UInt64) throws(DocumentError)
-        -> Document
-    {
+    public static func seal(
+        _ inner: Document, with prepared: PreparedSeal, at now: UInt64, photo: SealedPhotoReference? = nil
+    ) throws(DocumentError) -> Document {
         guard inner.kind == .direct || inner.kind == .receipt else { throw .wrongType(field: "kind") }
         guard inner.author == prepared.recipient.sender else { throw .wrongType(field: "author") }
         guard let padded = authenticatedAndPadded(inner, key: prepared.recipient.conversationKey) else {
@@ -42,7 +47,8 @@ public enum SealedEnvelope {
                 sharedKey: prepared.sharedKey)
         else { throw .recipientKeyNotAPoint }
         return try Document.sign(
-            .sealed(SealedBox(box: box)), created: DirectSpace.envelopeCreated(at: now), by: prepared.kit.wrapper)
+            .sealed(SealedBox(box: box, photo: photo)), created: DirectSpace.envelopeCreated(at: now),
+            by: prepared.kit.wrapper)
     }
 
     /// Seals with the ephemeral key from a fixed seed: only for reproducible test vectors, since a reused seed
@@ -50,7 +56,7 @@ public enum SealedEnvelope {
     @_spi(TestVectors)
     public static func seal(
         _ inner: Document, from author: SigningKey, to recipient: PublicKey, wrapper: SigningKey, at now: UInt64,
-        ephemeralSeed: [UInt8]
+        ephemeralSeed: [UInt8], photo: SealedPhotoReference? = nil
     ) throws(DocumentError) -> Document {
         guard inner.kind == .direct || inner.kind == .receipt else { throw .wrongType(field: "kind") }
         guard inner.author == author.publicKey else { throw .wrongType(field: "author") }
@@ -63,7 +69,8 @@ public enum SealedEnvelope {
         guard let box = Sodium.seal(padded, toEd25519: recipient.bytes, ephemeralSeed: ephemeralSeed) else {
             throw .recipientKeyNotAPoint
         }
-        return try Document.sign(.sealed(SealedBox(box: box)), created: DirectSpace.envelopeCreated(at: now), by: wrapper)
+        return try Document.sign(
+            .sealed(SealedBox(box: box, photo: photo)), created: DirectSpace.envelopeCreated(at: now), by: wrapper)
     }
 
     /// `bytes` after their authenticator under `conversationKey`, padded: only for tests of what a recipient
