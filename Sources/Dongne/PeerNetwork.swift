@@ -181,10 +181,13 @@ actor PeerNetwork {
     }
 
     /// An envelope of this node's own: sent by one random peer first, which spreads it (PROTOCOL.md §1.8.1); by
-    /// the first peer that says it carries the space, when none does yet.
+    /// the first peer that says it carries the space, when none does yet. The sealed photo it names is served to
+    /// that peer alone at first.
     func stem(_ document: Document) {
         guard let channel = document.channel else { return }
-        handle(.stem(GossipDocument(id: document.id, bytes: document.bytes), channel: channel))
+        var photo: BlobHash?
+        if case .sealed(let sealed) = document.body { photo = sealed.photo?.hash }
+        handle(.stem(GossipDocument(id: document.id, bytes: document.bytes), channel: channel, photo: photo))
     }
 
     /// A document this node published did not commit: reconciliation no longer counts it, and a copy a peer

@@ -43,6 +43,7 @@ import Testing
                 "stampStrengthDiscount": UInt64(DirectSpace.stampStrengthDiscount),
                 "maximumReceiptIDs": UInt64(DirectSpace.maximumReceiptIDs),
                 "maximumStoredBytes": UInt64(DirectSpace.maximumStoredBytes),
+                "photoBytesPerStampDoubling": UInt64(DirectSpace.photoBytesPerStampDoubling),
             ])
         #expect(Self.specification.contains("padded to 512, 2,048 or 8,192 bytes"))
         #expect(DirectSpace.paddedSizes == [512, 2_048, 8_192])
@@ -75,6 +76,7 @@ import Testing
                 "maximumThumbnailBytes": UInt64(BlobLimits.maximumThumbnailBytes),
                 "maximumImageSide": UInt64(BlobLimits.maximumImageSide),
                 "maximumManifestBytes": UInt64(BlobLimits.maximumManifestBytes),
+                "maximumDirectPhotoBytes": UInt64(BlobLimits.maximumDirectPhotoBytes),
             ])
         for prefix in [BlobChunk.prefix, BlobManifest.prefix] { #expect(Self.specification.contains(Hex.encode(prefix))) }
     }
@@ -92,6 +94,7 @@ import Testing
     @Test func thePrefixesInTheSpecificationAreTheCodes() {
         let prefixes = [
             Document.idPrefix, Document.signaturePrefix, ChannelName.idPrefix, IdentityStamp.prefix, DirectSpace.idPrefix,
+            SealedPhoto.label,
         ]
         for prefix in prefixes {
             #expect(Self.specification.contains(Hex.encode(prefix)))

@@ -41,4 +41,33 @@ import Testing
         let later = core.handle(PeerInstanceTests.message(.channels([Self.space]), on: 1), now: 2)
         #expect(Self.recipients(later) == [PeerID(1)])
     }
+
+    /// The sealed photo an own envelope names is served to that envelope's first relay alone, for a while: any
+    /// other peer that asks gets the answer of a node that holds nothing, so that it cannot tell the photo came
+    /// from here first. After ``PeerInstance/stemPhotoServing``, everyone is served.
+    @Test func anOwnSealedPhotoIsServedToItsFirstRelayAloneAtFirst() {
+        let photo = BlobHash(BLAKE2b.hash256([9]))
+        var core = PeerInstanceTests.core(seed: 3)
+        _ = core.handle(.joinedChanged([PeerInstanceTests.channel, Self.space]), now: 0)
+        let peers = PeerInstanceTests.sorted.indices.filter { $0 != 1 }.map { UInt64($0 + 1) }
+        for (index, key) in PeerInstanceTests.sorted.enumerated() where index != 1 {
+            PeerInstanceTests.establish(&core, UInt64(index + 1), with: key)
+            _ = core.handle(PeerInstanceTests.message(.channels([Self.space]), on: UInt64(index + 1)), now: 1)
+        }
+        let relay = try! #require(Self.recipients(core.handle(.stem(Self.envelope, channel: Self.space, photo: photo), now: 2)).first)
+        func answer(to peer: UInt64, at now: UInt64) -> String {
+            for directive in core.handle(PeerInstanceTests.message(.blobWant(photo), on: peer), now: now) {
+                switch directive {
+                case .readBlob: return "read"
+                case .send(.blobHave(_, let manifest, _), _) where manifest.isEmpty: return "nothing"
+                default: continue
+                }
+            }
+            return "none"
+        }
+        for peer in peers {
+            #expect(answer(to: peer, at: 3) == (PeerID(peer) == relay ? "read" : "nothing"), "peer \(peer)")
+        }
+        for peer in peers { #expect(answer(to: peer, at: 3 + PeerInstance.stemPhotoServing) == "read") }
+    }
 }

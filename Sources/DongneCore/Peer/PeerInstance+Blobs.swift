@@ -5,14 +5,16 @@ extension PeerInstance {
     /// asked for costs one token, a `blob want` one), so that a peer asking for everything costs a bounded amount
     /// of reading; the shell also declines while the peer's connection holds too much unsent.
     mutating func serveBlob(_ message: GossipMessage, to id: PeerID) {
-        let cost: Int
+        let (blob, cost): (BlobHash, Int)
         switch message {
-        case .chunkRequest(_, let indexes): cost = indexes.count
-        case .blobWant: cost = 1
+        case .chunkRequest(let hash, let indexes): (blob, cost) = (hash, indexes.count)
+        case .blobWant(let hash): (blob, cost) = (hash, 1)
         case .batch, .acknowledge, .channels, .reconcile, .request, .reconciled, .datagrams, .blobHave, .chunk:
             return
         }
         guard withinBudget(\.chunks, on: id, cost: cost) else { return }
+        // The answer of a node that holds nothing of it, without reading the store.
+        if hidesOwnPhoto(blob, from: id) { return send(.blobHave(blob, manifest: [], held: []), to: id) }
         output.append(.readBlob(message, for: id))
     }
 

@@ -6,12 +6,14 @@ extension PeerInstance {
     /// Sends `document` of `channel` to one random established peer that carries the channel, if any; gossip
     /// spreads it from there.
     /// When none does, the document waits for the first that says it does.
-    mutating func stem(_ document: GossipDocument, in channel: ChannelID) {
+    mutating func stem(_ document: GossipDocument, in channel: ChannelID, photo: BlobHash? = nil) {
+        if let photo { rememberStemmedPhoto(photo, peer: nil) }
         guard let peer = peers(carrying: channel).randomElement(using: &random) else {
-            waitingStems.append((document, channel))
+            waitingStems.append((document, channel, photo))
             if waitingStems.count > Self.maximumWaitingStems { waitingStems.removeFirst() }
             return
         }
+        if let photo { rememberStemmedPhoto(photo, peer: peer) }
         offer([document], to: peer)
     }
 
@@ -20,7 +22,36 @@ extension PeerInstance {
         guard !waitingStems.isEmpty else { return }
         let waiting = waitingStems
         waitingStems = []
-        for (document, channel) in waiting { stem(document, in: channel) }
+        for (document, channel, photo) in waiting { stem(document, in: channel, photo: photo) }
+    }
+
+    /// How long a sealed photo of this node's own is served to its envelope's first relay alone: time for that
+    /// relay to fetch it (8 MiB at most), after which others get it from there too.
+    public static let stemPhotoServing: UInt64 = 60_000
+    /// The most sealed photos of its own a node remembers the first relay of; the oldest are forgotten first.
+    static let maximumStemmedPhotos = 256
+
+    /// Whether a request from `peer` for `blob` is to be answered as if this node held nothing of it: `blob` is
+    /// the sealed photo of an envelope of its own, and `peer` is not the first relay it went to, while that relay
+    /// is connected and ``stemPhotoServing`` has not passed. Otherwise every peer that asked would learn that the
+    /// photo came from here first, which the stem hides (PROTOCOL.md §1.8.1).
+    mutating func hidesOwnPhoto(_ blob: BlobHash, from peer: PeerID) -> Bool {
+        guard let stemmed = stemmedPhotos[blob] else { return false }
+        let stemPeerGone = stemmed.peer.map { links[$0]?.peer == nil } ?? false
+        guard !stemPeerGone, now < stemmed.since + Self.stemPhotoServing else {
+            stemmedPhotos[blob] = nil
+            return false
+        }
+        return stemmed.peer != peer
+    }
+
+    private mutating func rememberStemmedPhoto(_ photo: BlobHash, peer: PeerID?) {
+        if stemmedPhotos[photo] == nil, stemmedPhotos.count >= Self.maximumStemmedPhotos,
+            let oldest = stemmedPhotos.min(by: { $0.value.since < $1.value.since })?.key
+        {
+            stemmedPhotos[oldest] = nil
+        }
+        stemmedPhotos[photo] = (peer, now)
     }
 
     private func peers(carrying channel: ChannelID) -> [PeerID] {

@@ -42,8 +42,9 @@ public struct PeerInstance: Sendable {
         /// This node wrote a document (queued for its store).
         case published(GossipDocument, channel: ChannelID?)
         /// A document of this node's own to send by one random peer that carries `channel` first (an envelope of
-        /// the direct-message space): that peer spreads it.
-        case stem(GossipDocument, channel: ChannelID)
+        /// the direct-message space): that peer spreads it. `photo` is the sealed photo the envelope names, served
+        /// at first to that peer alone.
+        case stem(GossipDocument, channel: ChannelID, photo: BlobHash? = nil)
         /// A document this node wrote did not commit: a copy a peer sends back is to be stored.
         case unpublished(DocumentID)
         /// This node's latest profile (at start, and whenever the user writes a new one): every peer gets it,
@@ -264,9 +265,12 @@ public struct PeerInstance: Sendable {
     /// Documents of this node's own waiting for a first relay: no established peer carried their channel when
     /// they were stemmed (``stem(_:in:)``). At most ``maximumWaitingStems``; the oldest go first (reconciliation
     /// still offers them).
-    var waitingStems: [(document: GossipDocument, channel: ChannelID)] = []
+    var waitingStems: [(document: GossipDocument, channel: ChannelID, photo: BlobHash?)] = []
     /// The most documents waiting for a first relay.
     static let maximumWaitingStems = 256
+    /// The sealed photos of this node's own envelopes, with the peer each envelope was stemmed to (nil while it
+    /// waits for one) and when: served to that peer alone for a while (``stemPhotoServing``).
+    var stemmedPhotos: [BlobHash: (peer: PeerID?, since: UInt64)] = [:]
     var links: [PeerID: PeerLink] = [:]
     var now: UInt64
     var stopped = false
@@ -331,7 +335,7 @@ public struct PeerInstance: Sendable {
         case .published(let document, let channel):
             followGossip(gossip.handle(.published(id: document.id, channel: channel, bytes: document.bytes)))
         case .unpublished(let id): followGossip(gossip.handle(.unpublished(id)))
-        case .stem(let document, let channel): stem(document, in: channel)
+        case .stem(let document, let channel, let photo): stem(document, in: channel, photo: photo)
         case .ownProfile(let profile): offerProfile(profile)
         case .joinedChanged(let channels): joinedChanged(channels)
         case .itemsLoaded(let channel, let peer, let payload, let items):
