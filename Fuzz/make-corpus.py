@@ -188,7 +188,10 @@ def service_txt_seeds():
 
 
 def manifest_seeds(blobs):
-    seeds = {"valid": bytes.fromhex(blobs["blob"]["manifest"]["bytes"])}
+    seeds = {
+        "valid": bytes.fromhex(blobs["blob"]["manifest"]["bytes"]),
+        "valid-sealed": bytes.fromhex(blobs["sealed"]["manifest"]["bytes"]),
+    }
     seeds.update({f"invalid-{v['name']}": bytes.fromhex(v["bytes"]) for v in blobs["invalid"]})
     return seeds
 

@@ -12,18 +12,30 @@ public enum BlobVectors {
     /// Its thumbnail: the four bytes of an empty JPEG's start and end markers.
     static let thumbnail: [UInt8] = [0xFF, 0xD8, 0xFF, 0xD9]
 
+    /// The blob's photo sealed for a direct message (PROTOCOL.md §1.8, *Photos*) under the vectors' photo key:
+    /// its sealed manifest and chunks.
+    static func sealedPhoto() throws -> (manifest: BlobManifest, chunks: [[UInt8]]) {
+        try SealedPhoto.seal(blob, manifest: try plainManifest(), key: VectorKeys.photoKey)
+    }
+
+    static func plainManifest() throws -> BlobManifest {
+        let chunks = (0..<BlobChunk.count(forSize: blob.count)).map {
+            BlobChunk.name(of: Array(blob[BlobChunk.range($0, inBlobOf: blob.count)]))
+        }
+        return try BlobManifest(
+            mediaType: "image/jpeg", size: blob.count, chunks: chunks, width: 4_032, height: 3_024,
+            thumbnail: thumbnail)
+    }
+
     /// The whole file.
     public static func render() throws -> Data {
         try JSONValue.render(JSONValue.object(try contents()))
     }
 
     static func contents() throws -> [String: JSONValue] {
-        let chunks = (0..<BlobChunk.count(forSize: blob.count)).map {
-            BlobChunk.name(of: Array(blob[BlobChunk.range($0, inBlobOf: blob.count)]))
-        }
-        let manifest = try BlobManifest(
-            mediaType: "image/jpeg", size: blob.count, chunks: chunks, width: 4_032, height: 3_024,
-            thumbnail: thumbnail)
+        let manifest = try plainManifest()
+        let chunks = manifest.chunks
+        let sealed = try sealedPhoto()
         return [
             "about": .string(
                 "dongne blob vectors (Protocol/PROTOCOL.md part 3). Byte strings are lowercase hex. The blob's byte i "
@@ -39,6 +51,16 @@ public enum BlobVectors {
                     "mediaType": .string(manifest.mediaType), "width": .integer(UInt64(manifest.width)),
                     "height": .integer(UInt64(manifest.height)), "thumbnail": .string(Hex.encode(thumbnail)),
                     "bytes": .string(Hex.encode(manifest.bytes)), "hash": .string(Hex.encode(manifest.hash.raw.bytes)),
+                ]),
+            ]),
+            "sealed": .object([
+                "key": .string(Hex.encode(VectorKeys.photoKey)), "label": .string(Hex.encode(SealedPhoto.label)),
+                "segmentBytes": .integer(UInt64(SealedPhoto.segmentBytes)),
+                "chunks": .array(sealed.manifest.chunks.map { .string(Hex.encode($0.bytes)) }),
+                "firstChunkStart": .string(Hex.encode(Array(sealed.chunks[0].prefix(64)))),
+                "manifest": .object([
+                    "bytes": .string(Hex.encode(sealed.manifest.bytes)),
+                    "hash": .string(Hex.encode(sealed.manifest.hash.raw.bytes)),
                 ]),
             ]),
             "invalid": .array(invalid(manifest).map { name, rule, bytes in
@@ -84,6 +106,7 @@ public enum BlobVectors {
             ("thumbnail-empty", "thumbnail-size-out-of-range", with(7, .bytes([]))),
             ("without-height", "missing-field", with(6, nil)),
             ("extra-key-8", "unexpected-field", with(8, .unsigned(1))),
+            ("sealed-with-image-fields", "unexpected-field", with(1, .text(BlobLimits.sealedMediaType))),
         ]
     }
 }

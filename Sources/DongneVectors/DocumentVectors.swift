@@ -41,7 +41,9 @@ public enum DocumentVectors {
                 "ephemeralSeeds": .array([
                     .string(Hex.encode(VectorKeys.ephemeralSeeds.recipient)),
                     .string(Hex.encode(VectorKeys.ephemeralSeeds.author)),
+                    .string(Hex.encode(VectorKeys.ephemeralSeeds.photo)),
                 ]),
+                "photoWrapperSeed": .string(Hex.encode(VectorKeys.photoWrapper.seedBytes)),
             ]),
             "channels": .array(try channelVectors()),
             "valid": .array(try ValidVectors.all().map { name, document in validVector(name, document) }),

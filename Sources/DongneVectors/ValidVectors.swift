@@ -34,10 +34,13 @@ enum ValidVectors {
         let direct = cases.last!.1
         let place = Location(latitude: 37.5759, longitude: 126.9768)
         try add("direct-location", .direct(DirectMessage(recipient: bob.publicKey, content: .location(place))), by: alice)
+        let sealedPhoto = try BlobVectors.sealedPhoto().manifest
         try add(
             "direct-photo",
-            .direct(DirectMessage(recipient: alice.publicKey, content: .photo(photo), photoKey: VectorKeys.photoKey)),
+            .direct(DirectMessage(
+                recipient: alice.publicKey, content: .photo(sealedPhoto.hash), photoKey: VectorKeys.photoKey)),
             by: bob)
+        let directPhoto = cases.last!.1
         try add("receipt", .receipt(Receipt(recipient: alice.publicKey, read: [direct.id])), by: bob)
         let receipt = cases.last!.1
         cases.append(
@@ -45,6 +48,12 @@ enum ValidVectors {
         cases.append(
             ("sealed-receipt",
              try envelope(receipt, from: bob, to: alice.publicKey, seed: VectorKeys.ephemeralSeeds.author)))
+        cases.append(
+            ("sealed-photo",
+             try SealedEnvelope.seal(
+                directPhoto, from: bob, to: alice.publicKey, wrapper: VectorKeys.photoWrapper, at: baseTime + 60_000,
+                ephemeralSeed: VectorKeys.ephemeralSeeds.photo,
+                photo: SealedPhotoReference(hash: sealedPhoto.hash, size: sealedPhoto.size))))
         let future: [CBORMapEntry] = [
             CBORMapEntry(.unsigned(8), .text("a kind from the future")),
             CBORMapEntry(.unsigned(9), .array([.unsigned(1), .negative(1)])),
@@ -83,7 +92,9 @@ enum ValidVectors {
     }
 
     /// The inner documents of the envelope vectors, by envelope name, and whom each is sealed to.
-    static let envelopeContents = ["sealed": ("direct", "bob"), "sealed-receipt": ("receipt", "alice")]
+    static let envelopeContents = [
+        "sealed": ("direct", "bob"), "sealed-receipt": ("receipt", "alice"), "sealed-photo": ("direct-photo", "alice"),
+    ]
 
     static func message(_ content: MessageContent) throws -> DocumentBody {
         .message(Message(channel: seoul.id, senderName: "민지", content: content))

@@ -36,7 +36,9 @@ enum VectorFields {
         case .receipt(let receipt):
             ["recipient": hex(receipt.recipient.bytes), "read": .array(receipt.read.map { hex($0.bytes) })]
         case .sealed(let sealed):
-            ["box": hex(sealed.box)]
+            ["box": hex(sealed.box)].merging(
+                sealed.photo.map { ["photo": hex($0.hash.bytes), "photoSize": .integer(UInt64($0.size))] } ?? [:]
+            ) { first, _ in first }
         case .unknown(_, _, let entries):
             Dictionary(
                 uniqueKeysWithValues: entries.map { entry in (keyName(entry.key), hex(CBOREncoder.encode(entry.value)))

@@ -12,8 +12,10 @@ enum VectorKeys {
     static let bob = key(startingAt: 0x20, stampCounter: 51_132_611)
     /// Seed bytes 0x40…0x5f; a stamp of strength 24.
     static let carol = key(startingAt: 0x40, stampCounter: 19_033_274)
-    /// Seeds of the ephemeral X25519 keys of the two envelope vectors: bytes 0x60…0x7f and 0x80…0x9f.
-    static let ephemeralSeeds = (recipient: seed(startingAt: 0x60), author: seed(startingAt: 0x80))
+    /// Seeds of the ephemeral X25519 keys of the three envelope vectors: bytes 0x60…0x7f, 0x80…0x9f and 0xe0…0xff.
+    static let ephemeralSeeds = (
+        recipient: seed(startingAt: 0x60), author: seed(startingAt: 0x80), photo: seed(startingAt: 0xe0)
+    )
     /// The one-time key that signs the envelope vectors: seed bytes 0xa0…0xbf, with the first stamp of the
     /// strength the default network asks of envelopes (a quick search).
     static let wrapper: SigningKey = {
@@ -23,6 +25,11 @@ enum VectorKeys {
     }()
     /// The key of the direct photo vector's encrypted chunks: bytes 0xc0…0xdf.
     static let photoKey = seed(startingAt: 0xc0)
+    /// The one-time key that signs the envelope of the direct photo vector: seed bytes 0x10…0x2f, with the first
+    /// stamp of the strength the default network asks of an envelope naming that photo (four bits more than
+    /// ``wrapper``'s; found once and written down here).
+    static let photoWrapper = key(startingAt: 0x10, stampCounter: photoWrapperStampCounter)
+    static let photoWrapperStampCounter: UInt64 = 6_119_639
 
     static let named: [(name: String, key: SigningKey)] = [("alice", alice), ("bob", bob), ("carol", carol)]
 

@@ -36,10 +36,21 @@ BODY = {  # kind number -> {key: field name}, from PROTOCOL.md
     5: {8: "displayName", 9: "avatar"},
     6: {8: "recipient", 9: "text", 10: "photo", 11: "location", 12: "photoKey"},
     7: {8: "recipient", 9: "read"},
-    8: {8: "box"},
+    8: {8: "box", 9: "photo", 10: "photoSize"},
 }
 DIRECT = VECTORS["directSpace"]
 WRAPPER = nacl.signing.SigningKey(bytes.fromhex(DIRECT["wrapperSeed"]))
+PHOTO_WRAPPER = nacl.signing.SigningKey(bytes.fromhex(DIRECT["photoWrapperSeed"]))
+ENVELOPE_SEEDS = ["sealed", "sealed-receipt", "sealed-photo"]  # the order of DIRECT["ephemeralSeeds"]
+BLOBS = json.loads(
+    (pathlib.Path(__file__).resolve().parents[2] / "Protocol" / "vectors" / "blobs.json").read_text()
+)
+
+
+def photo_stamp_bits(photo_size):
+    """PROTOCOL.md §1.8, Photos: ceil(log2(ceil(photoSize / 8,192))) more bits of stamp, none up to 8,192 bytes."""
+    units = -(-photo_size // 8_192)
+    return (units - 1).bit_length()
 HOUR = 3_600_000
 ZBASE32 = "ybndrfg8ejkmcpqxot1uwisza345h769"
 # Unicode White_Space, as PROTOCOL.md §1.5 lists it (Python's str.strip() uses a different set).
@@ -88,8 +99,9 @@ def test_valid_vector(vector):
     author = unsigned_map[2]
     assert author.hex() == vector["publicKey"]
     nacl.signing.VerifyKey(author).verify(PREFIX["signature"] + document_id, signature)
-    if author == bytes(WRAPPER.verify_key):  # an envelope's one-time key, stamped for envelopes (§1.8)
-        assert stamp_strength(author, unsigned_map[5]) >= 24 - 6
+    if author in (bytes(WRAPPER.verify_key), bytes(PHOTO_WRAPPER.verify_key)):  # one-time keys (§1.8)
+        photo_size = unsigned_map.get(10)
+        assert stamp_strength(author, unsigned_map[5]) >= 24 - 6 + (photo_stamp_bits(photo_size) if photo_size else 0)
     else:
         key = next(k for k in VECTORS["keys"] if k["publicKey"] == author.hex())
         assert unsigned_map[5].hex() == key["stamp"], "every vector carries its author's stamp"
@@ -149,7 +161,7 @@ def test_envelopes_seal_their_inner_document_again_and_open_for_the_recipient_on
     recipient = keys[vector["sealedTo"]]
     fields = vector["fields"]
     assert fields["channel"] == DIRECT["id"] and fields["created"] % HOUR == 0
-    assert fields["author"] == bytes(WRAPPER.verify_key).hex()
+    assert fields["author"] in (bytes(WRAPPER.verify_key).hex(), bytes(PHOTO_WRAPPER.verify_key).hex())
     box = bytes.fromhex(fields["box"])
     unsigned_inner, _ = cbor2.loads(inner)
     assert unsigned_inner[8] == bytes(recipient.verify_key), "the inner document names its recipient"
@@ -159,7 +171,7 @@ def test_envelopes_seal_their_inner_document_again_and_open_for_the_recipient_on
     authenticated = authenticator(inner, key) + inner
     size = next(size for size in DIRECT["paddedSizes"] if len(authenticated) < size)
     assert len(box) == size + 48
-    seed = bytes.fromhex(DIRECT["ephemeralSeeds"][["sealed", "sealed-receipt"].index(vector["name"])])
+    seed = bytes.fromhex(DIRECT["ephemeralSeeds"][ENVELOPE_SEEDS.index(vector["name"])])
     recipient_curve = bytes(recipient.verify_key.to_curve25519_public_key())
     assert seal_from_seed(iso7816_pad(authenticated, size), recipient_curve, seed) == box
     opened = nacl.public.SealedBox(recipient.to_curve25519_private_key()).decrypt(box)
@@ -169,6 +181,23 @@ def test_envelopes_seal_their_inner_document_again_and_open_for_the_recipient_on
             nacl.public.SealedBox(keys[other].to_curve25519_private_key()).decrypt(box)
         if keys[other] is not author:  # nobody else's key makes that authenticator
             assert authenticator(inner, conversation_key(recipient.verify_key, keys[other])) != opened[:32]
+
+
+def test_the_photo_envelope_names_the_sealed_photo_its_inner_message_carries():
+    """PROTOCOL.md §1.8, Photos: the envelope names the sealed photo (hash and size) that the inner direct names,
+    with the key blobs.json seals it under; its one-time key is stamped for the photo's size."""
+    by_name = {v["name"]: v for v in VECTORS["valid"]}
+    envelope = by_name["sealed-photo"]["fields"]
+    inner = by_name["direct-photo"]["fields"]
+    sealed = BLOBS["sealed"]
+    assert envelope["photo"] == inner["photo"] == sealed["manifest"]["hash"]
+    assert inner["photoKey"] == sealed["key"]
+    manifest = cbor2.loads(bytes.fromhex(sealed["manifest"]["bytes"]))
+    assert envelope["photoSize"] == manifest[2]
+    assert envelope["author"] == bytes(PHOTO_WRAPPER.verify_key).hex()
+    assert stamp_strength(bytes.fromhex(envelope["author"]), bytes.fromhex(envelope["stamp"])) >= 18 + photo_stamp_bits(
+        envelope["photoSize"]
+    )
 
 
 @pytest.mark.parametrize("vector", VECTORS["unopenable"], ids=lambda v: v["name"])
