@@ -182,7 +182,8 @@ enum Command: Equatable {
           /history [N]           show the last N messages (20)
           /more                  show the 20 messages before the oldest shown
           /location LAT LON      send a location
-          /photo PATH            send a photo (JPEG, PNG, WebP or HEIC; its metadata, GPS above all, is removed)
+          /photo PATH            send a photo (JPEG, PNG, WebP or HEIC; its metadata, GPS above all, is removed),
+                                 sealed for one person while you look at a conversation
           /save REF PATH         write a photo to a file, as it was sent
           /view REF              draw a photo here (its thumbnail until it has arrived)
           /open REF              open a photo in the desktop's viewer

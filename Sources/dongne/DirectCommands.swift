@@ -105,6 +105,29 @@ final class DirectCommands: Sendable {
         try await node.conversation(with: correspondent).send(text)
     }
 
+    /// `/photo PATH` while looking at a conversation: sealed for the correspondent alone, with a line per step.
+    func send(photo path: String) async throws {
+        guard let correspondent = viewing else { throw CommandError("look at a conversation first: /dm USER") }
+        try await node.conversation(with: correspondent).send(photo: path) { [console] step in
+            console.write(.photoSending(step))
+        }
+    }
+
+    /// The photo of the direct message `ref` names, if it is one shown in this session: the plain photo once
+    /// opened (what `/view` and `/save` take), else the sealed one's name. Nil for a reference of no direct
+    /// message (it may be a channel's).
+    func photo(_ ref: String) throws -> PhotoSnapshot? {
+        let found = state.withLock { state -> (DocumentID, DirectMessageSnapshot?)? in
+            guard case .success(let id) = state.refs.message(ref) else { return nil }
+            return (id, state.feeds.values.lazy.flatMap(\.messages).first { $0.id == id })
+        }
+        guard let (id, message) = found else { return nil }
+        guard let message, case .photo = message.content, let photo = message.photo else {
+            throw CommandError("#\(state.withLock { $0.refs.ref(for: id) }) is not a photo")
+        }
+        return photo
+    }
+
     /// `/location` while looking at a conversation.
     func send(location: Location) async throws {
         guard let correspondent = viewing else { throw CommandError("look at a conversation first: /dm USER") }
@@ -210,28 +233,42 @@ final class DirectCommands: Sendable {
             console.write(.error("listening stopped: \(error.map { "\($0)" } ?? "")"))
             return
         }
-        let (waiting, fresh, changes, viewing) = state.withLock { state in
+        let (waiting, fresh, changes, viewing, arrivedPhotos) = state.withLock { state in
             guard var feed = state.feeds[correspondent] else {
-                return (nil as CheckedContinuation<Void, Never>?, [DirectMessageSnapshot](), [(DirectMessageSnapshot, Status)](), false)
+                return (
+                    nil as CheckedContinuation<Void, Never>?, [DirectMessageSnapshot](),
+                    [(DirectMessageSnapshot, Status)](), false, [(DirectMessageSnapshot, String)]()
+                )
             }
             let wasReady = feed.isReady
             let known = Set(feed.messages.map(\.id))
-            feed.messages = snapshot.documents
+
             var changes: [(DirectMessageSnapshot, Status)] = []
             for message in snapshot.documents where message.isOutgoing {
                 let now = Status(message)
                 if let before = feed.status[message.id], before != now { changes.append((message, now)) }
                 feed.status[message.id] = now
             }
+            let before = Dictionary(feed.messages.map { ($0.id, $0.photo?.availability) }) { first, _ in first }
+            let arrivedPhotos = snapshot.documents.filter { message in
+                !message.isOutgoing && message.photo?.availability == .available
+                    && before[message.id].map { $0 != .available } == true
+            }
+            feed.messages = snapshot.documents
             let fresh = wasReady ? snapshot.documents.filter { !known.contains($0.id) } : []
             let waiting = feed.first
             (feed.first, feed.isReady) = (nil, true)
             state.feeds[correspondent] = feed
-            return (waiting, fresh, changes, state.viewing == correspondent)
+            let photos = arrivedPhotos.map { ($0, state.refs.ref(for: $0.id)) }
+            return (waiting, fresh, changes, state.viewing == correspondent, photos)
         }
         waiting?.resume()
         if viewing { write(fresh, live: true) }
         for (message, status) in changes { writeStatus(message, status) }
+        // A photo opened after its message showed: one line, wherever the user looks (the message was announced).
+        for (message, ref) in arrivedPhotos where !fresh.contains(where: { $0.id == message.id }) {
+            if let photo = message.photo { console.write(.photoArrived(ref: ref, photo: photo)) }
+        }
     }
 
     private func listChanged(_ snapshot: QuerySnapshot<ConversationSnapshot>) {
@@ -284,7 +321,7 @@ final class DirectCommands: Sendable {
     private func line(for message: DirectMessageSnapshot, ref: String, today: LocalTime?) -> ConsoleLine {
         let time = Timestamp.text(message.created, today: today)
         let other = displayName(of: message.correspondent)
-        let body = Self.body(message.content)
+        let body = Self.body(message.content, photo: message.photo)
         let status = message.isOutgoing ? " " + Status(message).mark : ""
         let who = message.isOutgoing ? "you → \(other)" : "\(other) → you"
         var fields: [String: any Sendable] = [
@@ -296,7 +333,9 @@ final class DirectCommands: Sendable {
         switch message.content {
         case .text(let text): fields["text"] = text
         case .location(let point): (fields["latitude"], fields["longitude"]) = (point.latitude, point.longitude)
-        case .photo(let hash): fields["photo"] = Hex.encode(hash.bytes)
+        case .photo(let hash):
+            fields["photo"] = Hex.encode((message.photo?.hash ?? hash).bytes)
+            fields["photoAvailable"] = message.photo?.availability == .available
         }
         let text = "#\(ref) \(time) \(who): " + VisibleText.lines(body).joined(separator: "\n") + status
         let colored =
@@ -331,11 +370,16 @@ final class DirectCommands: Sendable {
         return "\(VisibleText.name(name)) (\(fingerprint))"
     }
 
-    private static func body(_ content: MessageContent) -> String {
+    private static func body(_ content: MessageContent, photo: PhotoSnapshot? = nil) -> String {
         switch content {
         case .text(let text): VisibleText.body(text)
         case .location(let point): "📍 \(ConsoleLine.coordinates(point)) \(ConsoleLine.openStreetMapLink(point))"
-        case .photo(let hash): "📷 photo \(hash)"
+        case .photo:
+            if let info = photo?.info, photo?.availability == .available {
+                "📷 photo (\(ConsoleLine.photoFacts(info)))"
+            } else {
+                "📷 photo (sealed for you, on its way)"
+            }
         }
     }
 

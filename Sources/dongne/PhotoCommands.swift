@@ -138,12 +138,27 @@ extension Session {
         }
     }
 
+    /// The photo `ref` names: a direct message's while the user looks at a conversation (or when no channel
+    /// message has that reference), else a channel message's.
     private func photoHash(_ ref: String) throws -> BlobHash {
-        let id = try message(ref)
+        if direct.viewing != nil, let photo = try direct.photo(ref) { return try openedHash(photo, ref) }
+        let id: DocumentID
+        do { id = try message(ref) } catch {
+            if let photo = try direct.photo(ref) { return try openedHash(photo, ref) }
+            throw error
+        }
         if let hash = shownPhoto(id) { return hash }
         guard case .photo(let hash) = try currentChannel().moderation(of: id).message.content
         else { throw CommandError("#\(ref.trimmingCharacters(in: ["#"])) is not a photo") }
         return hash
+    }
+
+    /// A direct message's photo, once opened: before, its bytes are ciphertext, of no use to draw or save.
+    private func openedHash(_ photo: PhotoSnapshot, _ ref: String) throws -> BlobHash {
+        guard photo.info != nil else {
+            throw CommandError("the photo of \(ref.hasPrefix("#") ? ref : "#" + ref) is not here yet: it is on its way")
+        }
+        return photo.hash
     }
 
     /// The terminal's size, less a line for the prompt; 80 × 24 when it cannot be told.

@@ -107,7 +107,9 @@ final class Session: Sendable {
         case .dm(let user, let text): try await directMessage(user, text)
         case .dms: try await direct.list()
         case .receipts(let on): try await direct.setReceipts(on)
-        case .photo(let path): try await sendPhoto(path)
+        case .photo(let path):
+            if direct.viewing != nil { return try await direct.send(photo: path) }
+            try await sendPhoto(path)
         case .save(let ref, let path): try await savePhoto(ref, to: path)
         case .view(let ref): try await viewPhoto(ref)
         case .avatar(let argument): try await avatar(argument)

@@ -184,6 +184,41 @@ import DongneTestSupport
         #expect(await chat.terminal.waitFor { $0.last == "[서울특별시]" })
     }
 
+    /// A photo in a direct message: sent while the sender looks at the conversation, announced by one notice,
+    /// shown with its facts once it is opened here, drawn by `/view` and saved by `/save` without its GPS.
+    @Test func aDirectPhotoIsOpenedForItsRecipientAndDrawnAndSavedWithoutItsGPS() async throws {
+        let fixture = try PhotoFixture.jpeg(width: 800, height: 600, gps: true)
+        defer { fixture.remove() }
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        try chat.terminal.keys("안녕하세요", enter: true)  // the peer learns this user's name from it
+        #expect(await chat.peer.waitFor { $0["event"] as? String == "message" && $0["name"] as? String == "준호" })
+        chat.peer.type("/dm 준호")
+        #expect(await chat.peer.waitFor { $0["event"] as? String == "direct-view" })
+        chat.peer.type("/photo \(fixture.path)")
+        #expect(await chat.peer.waitFor { $0["event"] as? String == "photo-progress" && $0["step"] as? String == "sending" })
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* direct message from 민지 (") } })
+
+        try chat.terminal.keys("/dm 민지", enter: true)
+        let opened = await chat.terminal.waitFor { screen in
+            screen.contains { $0.contains("→ you: 📷 photo (800×600 JPEG") || $0.contains("photo arrived (800×600 JPEG") }
+        }
+        #expect(opened, "\((try? chat.terminal.screen()) ?? [])")
+        let line = try #require(try chat.terminal.screen().first { $0.hasPrefix("#") && $0.contains("→ you: 📷 photo") })
+        let ref = try #require(line.split(separator: " ").first.map(String.init))  // "#3fa2"
+        try chat.terminal.keys("/view \(ref)", enter: true)
+        let drawn = await chat.terminal.waitFor { screen in
+            screen.filter { line in line.unicodeScalars.filter { (0x2500...0x259F).contains($0.value) }.count >= 20 }.count >= 5
+        }
+        #expect(drawn, "\((try? chat.terminal.screen()) ?? [])")
+        let saved = chat.directory + ".direct.jpg"
+        defer { try? FileManager.default.removeItem(atPath: saved) }
+        try chat.terminal.keys("/save \(ref) \(saved)", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* saved \(ref) to \(saved)") } })
+        #expect(try PhotoFixture.exif(saved).keys.filter { $0.hasPrefix("GPS") }.isEmpty)
+        #expect(try PhotoFixture.exif(saved)["ImageWidth"] as? Int == 800)
+    }
+
     @Test func namesAreColouredOnATerminalAndNotWithNoColor() async throws {
         for noColor in [false, true] {
             let chat = try await TerminalChat(environment: noColor ? "NO_COLOR=1" : "env -u NO_COLOR")
