@@ -80,7 +80,8 @@ extension SnapshotSource {
     func directSnapshot(_ row: DirectMessageRow, isFromCache: Bool) -> DirectMessageSnapshot? {
         guard var snapshot = DirectMessageSnapshot(row, isFromCache: isFromCache) else { return nil }
         guard case .photo(let sealed) = snapshot.content else { return snapshot }
-        snapshot.photo = photos.directSnapshot(sealed: sealed, plain: try? store.directPhoto(sealed: sealed))
+        let plain = photos.plain(inside: sealed) ?? (try? store.directPhoto(sealed: sealed)) ?? nil
+        snapshot.photo = photos.directSnapshot(sealed: sealed, plain: plain)
         return snapshot
     }
 

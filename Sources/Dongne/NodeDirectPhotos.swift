@@ -24,6 +24,7 @@ extension Node {
         }
         try await store.storeBlob(sealed.manifest, chunks: sealed.chunks, own: true, at: NodeClock.system.now())
         photos.reload(sealed.manifest.hash)
+        photos.opened(sealed.manifest.hash, holds: plain.hash)
         progress(.sending)
         let reference = SealedPhotoReference(hash: sealed.manifest.hash, size: sealed.manifest.size)
         let inner = try await sign(
@@ -74,6 +75,7 @@ extension Node {
             try await store.openedDirectPhoto(sealed: sealed, plain: plain.hash)
         } catch { return false }
         photos.reload(plain.hash)
+        photos.opened(sealed, holds: plain.hash)
         return true
     }
 }

@@ -24,6 +24,9 @@ final class PhotoLibrary: Sendable {
         var nextWatcher: UInt64 = 0
         /// Sealed photos of direct messages that did not open under their key: not read again in this run.
         var unreadable: Set<BlobHash> = []
+        /// The plain photo inside sealed ones opened (or sent) in this run: known before the store's record of it
+        /// is visible, so that a message shows its photo from the moment it shows.
+        var opened: [BlobHash: BlobHash] = [:]
     }
 
     /// Photos remembered at most; beyond, entries of photos not being fetched or watched are forgotten (and
@@ -69,6 +72,17 @@ final class PhotoLibrary: Sendable {
         if availability == .available { availability = .fetching(1) }
         return PhotoSnapshot(hash: sealed, info: nil, availability: availability, localFile: nil)
     }
+
+    /// Records that `sealed` holds `plain` (sent, or opened here).
+    func opened(_ sealed: BlobHash, holds plain: BlobHash) {
+        state.withLock { state in
+            if state.opened.count >= Self.maximumEntries { state.opened.removeAll() }
+            state.opened[sealed] = plain
+        }
+    }
+
+    /// The plain photo inside `sealed`, if this run sent or opened it.
+    func plain(inside sealed: BlobHash) -> BlobHash? { state.withLock { $0.opened[sealed] } }
 
     /// Whether a sealed photo failed to open.
     func isUnreadable(_ sealed: BlobHash) -> Bool { state.withLock { $0.unreadable.contains(sealed) } }

@@ -19,10 +19,15 @@ import Testing
         defer { b.stop() }
         try await a.node.connect(to: try #require(b.node.listeningAddress))
 
+        let onA = Recorder<DirectMessageSnapshot>()
+        let registration = a.node.conversation(with: cKey).messages.addSnapshotListener(onA.callback)
+        defer { registration.remove() }
         let sent = try await a.node.conversation(with: cKey).send(photo: fixture.path)
         guard case .photo(let sealed) = sent.content else { throw PhotoFailure("not a photo message") }
         let plainOnA = try #require(sent.photo, "the sender sees its photo at once")
         #expect(plainOnA.availability == .available && plainOnA.hash != sealed && plainOnA.info?.width == 900)
+        let firstShown = onA.all.first { !$0.documents.isEmpty }?.documents.first
+        #expect(firstShown?.photo == plainOnA, "the listener shows the plain photo from the first snapshot on")
         let original = try a.node.photo(plainOnA.hash)
         #expect(await ReconnectionTests.eventually(seconds: 30) {
             b.node.photos.entry(sealed).held?.isComplete == true

@@ -1,6 +1,7 @@
 """Direct messages on a LAN of network namespaces (scripts/lan), nodes found by DNS-SD: A writes to C while C is
-offline; A leaves; B relays; C starts later and reads it; C's read receipt reaches A when A comes back. What B
-holds and every gossip message B relays is checked byte for byte for A's and C's keys and for the text."""
+offline, text and a photo; A leaves; B relays; C starts later and reads it, and its node opens the photo; C's read
+receipt reaches A when A comes back. What B holds and every gossip message B relays is checked byte for byte for
+A's and C's keys, the text and the photo: B keeps the photo as ciphertext only."""
 
 import os
 import pathlib
@@ -11,6 +12,7 @@ import sys
 import cbor2
 import pytest
 
+from blob_peer import noise_jpeg
 from lan import LAN
 
 TEXT = "C, 내일 도서관 앞에서 3시에 봐요"
@@ -53,11 +55,30 @@ def test_a_message_waits_on_a_relay_that_learns_neither_party_and_the_receipt_co
     lan.say(1, f"/dm {carol['fingerprint']} {TEXT}")
     lan.wait_for(1, lambda line: line.get("event") == "direct" and line.get("text") == TEXT)
     lan.wait_for(1, lambda line: line.get("event") == "direct-stored", timeout=30)
+    photo = pathlib.Path(lan.dir) / "direct-photo.jpg"
+    photo.write_bytes(noise_jpeg(480, 360))
+    lan.say(1, f"/dm {carol['fingerprint']}")
+    lan.wait_for(1, lambda line: line.get("event") == "direct-view")
+    lan.say(1, f"/photo {photo}")
+    sent_photo = lan.wait_for(1, lambda line: line.get("event") == "direct" and line.get("outgoing")
+                              and line.get("photoAvailable"), timeout=60)
+    blobs_of_b = f"file:{lan.dir}/h2.data/dongne-blobs.sqlite?mode=ro"
+
+    def sealed_photos_whole_on_b():
+        with sqlite3.connect(blobs_of_b, uri=True) as database:
+            return database.execute("SELECT count(*) FROM blob_manifests WHERE own = 2 AND held = chunk_count"
+                                    ).fetchone()[0]
+    lan.wait_until(lambda: sealed_photos_whole_on_b() == 1, 60, "B fetched the sealed photo with its envelope")
     assert observer.wait(timeout=90) == 0, observer.stderr.read().decode()
     lan.stop_node(1)
+    with sqlite3.connect(f"file:{lan.dir}/h1.data/dongne-blobs.sqlite?mode=ro", uri=True) as database:
+        plain = b"".join(row[0] for row in database.execute(
+            "SELECT bytes FROM blob_chunks WHERE blob = ? ORDER BY idx", (bytes.fromhex(sent_photo["photo"]),)))
+    assert len(plain) > 10_000, "A keeps its photo, in the clear, as its own"
 
     keys = {"A's key": bytes.fromhex(alice["author"]), "C's key": bytes.fromhex(carol["author"]),
-            "the text": TEXT.encode()}
+            "the text": TEXT.encode(), "the photo": plain[len(plain) // 2:len(plain) // 2 + 64],
+            "the photo's name": bytes.fromhex(sent_photo["photo"])}
     relayed = [bytes.fromhex(line) for line in pathlib.Path(observer_out).read_text().split()]
     envelopes = [document for message in relayed for document in (cbor2.loads(message)[3] if message[1] == 0 else [])
                  if cbor2.loads(document)[0][1] == 8]
@@ -67,7 +88,8 @@ def test_a_message_waits_on_a_relay_that_learns_neither_party_and_the_receipt_co
 
     store = f"{lan.dir}/h2.data/dongne.sqlite"
     held = store_bytes(f"{lan.dir}/h2.data")
-    assert keys["C's key"] not in held and keys["the text"] not in held, "B's files hold neither C nor the text"
+    for what in ("C's key", "the text", "the photo", "the photo's name"):
+        assert keys[what] not in held, f"B's files hold {what}"
     with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as database:
         assert database.execute("SELECT count(*) FROM direct_messages").fetchone()[0] == 0
         # A is B's peer: its profile (its name, which A publishes to everyone) is all of A that B keeps.
@@ -75,7 +97,7 @@ def test_a_message_waits_on_a_relay_that_learns_neither_party_and_the_receipt_co
             "SELECT kind, author FROM documents WHERE instr(bytes, ?) > 0", (keys["A's key"],)).fetchall()
         assert all(kind == 5 and author == keys["A's key"] for kind, author in naming_a), naming_a
         assert database.execute(
-            "SELECT count(*) FROM documents WHERE kind = 8").fetchone()[0] == 1, "B stores the envelope"
+            "SELECT count(*) FROM documents WHERE kind = 8").fetchone()[0] == 2, "B stores both envelopes"
 
     lan.node(3, *HOLD)  # C comes online: B is all it finds
     lan.wait_for(3, lambda line: line.get("event") == "direct-notice" and line.get("author") == alice["author"],
@@ -83,6 +105,10 @@ def test_a_message_waits_on_a_relay_that_learns_neither_party_and_the_receipt_co
     lan.say(3, f"/dm {alice['fingerprint']}")
     shown = lan.wait_for(3, lambda line: line.get("event") == "direct" and line.get("text") == TEXT)
     assert shown["author"] == alice["author"] and not shown["outgoing"]
+    opened = lan.wait_for(3, lambda line: (line.get("event") == "direct" and line.get("photoAvailable")
+                                           and not line.get("outgoing")) or line.get("event") == "photo-arrived",
+                          timeout=60)
+    assert opened["photo"] == sent_photo["photo"], "C's node opened the photo A sent: the same plain manifest"
 
     lan.node(1, *HOLD)  # A comes back and looks at the conversation: the receipt waits on B and C
     lan.wait_until(lambda: len(lan.peers(1)) >= 1, 60, "A meets a peer again")
