@@ -42,8 +42,15 @@ extension Node {
     }
 
     /// Opens the sealed photos of the user's direct messages whose ciphertext is here whole, keeps the photos
-    /// inside as the user's own, and shows them; asks peers for those whose ciphertext is missing.
+    /// inside as the user's own, and shows them; asks peers for those whose ciphertext is missing. One pass at a
+    /// time (a call meanwhile makes the running one go again): a photo and its plain copy, up to 8 MiB each, are
+    /// in memory while it opens.
     func openDirectPhotos() async {
+        guard photos.beginOpening() else { return }
+        repeat { await openDirectPhotosOnce() } while photos.endOpening()
+    }
+
+    private func openDirectPhotosOnce() async {
         guard let unopened = try? store.unopenedDirectPhotos(), !unopened.isEmpty else { return }
         var opened = false
         for (sealed, key) in unopened where !photos.isUnreadable(sealed) {

@@ -27,6 +27,8 @@ final class PhotoLibrary: Sendable {
         /// The plain photo inside sealed ones opened (or sent) in this run: known before the store's record of it
         /// is visible, so that a message shows its photo from the moment it shows.
         var opened: [BlobHash: BlobHash] = [:]
+        /// Whether sealed photos are being opened, and whether another pass was asked for meanwhile.
+        var opening = (running: false, again: false)
     }
 
     /// Photos remembered at most; beyond, entries of photos not being fetched or watched are forgotten (and
@@ -71,6 +73,28 @@ final class PhotoLibrary: Sendable {
         var availability = Self.availability(entry(sealed))
         if availability == .available { availability = .fetching(1) }
         return PhotoSnapshot(hash: sealed, info: nil, availability: availability, localFile: nil)
+    }
+
+    /// Starts a pass of opening sealed photos; false when one runs (it is asked to go once more instead), so that
+    /// one photo's bytes are in memory at a time.
+    func beginOpening() -> Bool {
+        state.withLock { state in
+            guard !state.opening.running else {
+                state.opening.again = true
+                return false
+            }
+            state.opening = (true, false)
+            return true
+        }
+    }
+
+    /// A pass ended; true when another was asked for meanwhile (and is to run now).
+    func endOpening() -> Bool {
+        state.withLock { state in
+            let again = state.opening.again
+            state.opening = (again, false)
+            return again
+        }
     }
 
     /// Records that `sealed` holds `plain` (sent, or opened here).
