@@ -80,8 +80,9 @@ extension SnapshotSource {
     func directSnapshot(_ row: DirectMessageRow, isFromCache: Bool) -> DirectMessageSnapshot? {
         guard var snapshot = DirectMessageSnapshot(row, isFromCache: isFromCache) else { return nil }
         guard case .photo(let sealed) = snapshot.content else { return snapshot }
-        let plain = photos.plain(inside: sealed) ?? (try? store.directPhoto(sealed: sealed)) ?? nil
-        snapshot.photo = photos.directSnapshot(sealed: sealed, plain: plain)
+        let known = photos.direct.plain(of: snapshot.id).map(DirectPhotoState.opened)
+        let state = known ?? (try? store.directPhoto(message: snapshot.id)) ?? nil
+        snapshot.photo = photos.directSnapshot(sealed: sealed, state ?? .sealed)
         return snapshot
     }
 

@@ -166,6 +166,7 @@ public final class Node: Sendable {
         // Advertised only when listening; a node that does not listen still finds and dials the others.
         await network.begin()
         await resumePhotoFetches()
+        resumeSpacePhotos()
         await openDirectPhotos()
         if configuration.discovery { await network.startDiscovery(port: listening?.port) }
         // Configured peers, then those met before; one that does not answer is dialled again later.

@@ -109,8 +109,19 @@ extension Node {
             return
         }
         let (store, loop) = (store, loop)
+        let photos = envelopes.compactMap { envelope -> BlobHash? in
+            guard case .sealed(let sealed) = envelope.body else { return nil }
+            return sealed.photo?.hash
+        }
         let stem: @Sendable () -> Void = {
             network.assumeIsolated { network in for envelope in envelopes { network.stem(envelope) } }
+            // Every relay asks its peers for the photo as it stores the envelope; so does the writer, or never
+            // asking would single it out.
+            for photo in photos {
+                _ = loop.schedule(at: .now + .milliseconds(Int64.random(in: 100...1_000))) {
+                    network.assumeIsolated { $0.askForOwnPhoto(photo) }
+                }
+            }
             _ = loop.schedule(at: .now + Self.stemSpreading) {
                 for envelope in envelopes { store.releaseToReconciliation(envelope.id) }
             }
@@ -212,12 +223,15 @@ extension Node {
     }
 
     /// Deletes the envelopes past their retention, now and at the start of every hour while the node runs: an
-    /// envelope is dated by its hour, so every node forgets it at the same moment (PROTOCOL.md §1.8).
+    /// envelope is dated by its hour, so every node forgets it at the same moment (PROTOCOL.md §1.8). The sealed
+    /// photos no envelope names any more go with them, and those still named but not here whole are asked for
+    /// again.
     func expireEnvelopes() async {
         let now = configuration.envelopeClock.now()
-        if let expired = try? await store.expireEnvelopesAndPhotos(at: now) {
+        if let expired = try? await store.expireEnvelopesAndPhotos(at: now, keeping: photos.direct.beingSent) {
             for photo in expired.photos { photos.evicted(photo) }
         }
+        if network.get() != nil { resumeSpacePhotos() }  // at start, once the network has begun
         let untilNextHour = DirectSpace.hour - now % DirectSpace.hour
         _ = loop.schedule(at: .now + .milliseconds(Int64(untilNextHour))) { [weak self] in
             guard let self, !self.isStopping else { return }

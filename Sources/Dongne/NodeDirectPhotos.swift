@@ -13,76 +13,105 @@ extension Node {
         _ path: String, to recipient: PublicKey, progress: @escaping @Sendable (PhotoSendingProgress) -> Void
     ) async throws -> DirectMessageSnapshot {
         guard recipient != publicKey else { throw DongneError.directToSelf }
-        let plain = try await storePhoto(path, progress: progress)
-        guard plain.size <= BlobLimits.maximumDirectPhotoBytes else {
-            throw DongneError.photo(.tooLarge(bytes: plain.size, limit: BlobLimits.maximumDirectPhotoBytes))
-        }
+        guard envelopeKeys.recipient(recipient) != nil else { throw DongneError.invalidDocument(.recipientKeyNotAPoint) }
+        let plain = try await storePhoto(path, largest: BlobLimits.maximumDirectPhotoBytes, progress: progress)
         let key = SealedPhoto.newKey()
         let sealed: (manifest: BlobManifest, chunks: [[UInt8]])
         do { sealed = try SealedPhoto.seal(try photo(plain.hash), manifest: plain, key: key) } catch is BlobError {
             throw DongneError.photo(.tooLarge(bytes: plain.size, limit: BlobLimits.maximumDirectPhotoBytes))
         }
+        // Not swept while the stamp is searched: no envelope names it until its own is stored.
+        photos.direct.sending(sealed.manifest.hash)
+        defer { photos.direct.sent(sealed.manifest.hash) }
         try await store.storeBlob(sealed.manifest, chunks: sealed.chunks, own: true, at: NodeClock.system.now())
         photos.reload(sealed.manifest.hash)
-        photos.opened(sealed.manifest.hash, holds: plain.hash)
         progress(.sending)
         let reference = SealedPhotoReference(hash: sealed.manifest.hash, size: sealed.manifest.size)
         let inner = try await sign(
             .direct(DirectMessage(recipient: recipient, content: .photo(reference.hash), photoKey: key)))
+        photos.direct.opened(inner.id, holds: plain.hash)
         let envelope = try await seal(inner, to: recipient, photo: reference)
         return try await deliverDirect(inner, in: envelope, to: recipient, plainPhoto: plain.hash)
     }
 
     /// An envelope that names a sealed photo was stored: the photo is fetched with it, whoever it is for (the
-    /// envelope's stamp paid for its bytes, and a relay cannot tell whose it is).
-    func spacePhotoArrived(_ photo: SealedPhotoReference) {
-        let entry = photos.entry(photo.hash)
-        guard entry.held?.isComplete != true, !entry.isFetching else { return }
-        Task { await fetch(photo.hash, sizeLimit: photo.size) }
+    /// envelope's stamp paid for its bytes, and a relay cannot tell whose it is), a few at a time
+    /// (``SpacePhotoFetches``).
+    func fetchSpacePhoto(_ photo: SealedPhotoReference) {
+        guard photos.entry(photo.hash).held?.isComplete != true else { return }
+        startSpaceFetches(photos.space.queue(photo))
+    }
+
+    /// A fetch ended: if it was a sealed photo's, the next waiting one starts.
+    func spaceFetchEnded(_ hash: BlobHash, asked: Bool = true) {
+        startSpaceFetches(photos.space.ended(hash, asked: asked))
+    }
+
+    /// The sealed photos that envelopes stored here name and that are not here whole: fetched again, at start and
+    /// every hour (a fetch abandoned while nobody served the photo yet, or one cut short by a restart).
+    func resumeSpacePhotos() {
+        for photo in (try? store.spacePhotos()) ?? [] { fetchSpacePhoto(photo) }
+    }
+
+    private func startSpaceFetches(_ started: [SealedPhotoReference]) {
+        for photo in started {
+            Task {
+                guard photos.entry(photo.hash).held?.isComplete != true, network.get() != nil else {
+                    return spaceFetchEnded(photo.hash, asked: false)
+                }
+                await fetch(photo.hash, sizeLimit: photo.size)
+            }
+        }
     }
 
     /// Opens the sealed photos of the user's direct messages whose ciphertext is here whole, keeps the photos
-    /// inside as the user's own, and shows them; asks peers for those whose ciphertext is missing. One pass at a
-    /// time (a call meanwhile makes the running one go again): a photo and its plain copy, up to 8 MiB each, are
-    /// in memory while it opens.
+    /// inside as the user's own, and shows them; asks peers for those whose ciphertext is missing while an
+    /// envelope stored here still names it. Blocked people's photos are left sealed. One pass at a time (a call
+    /// meanwhile makes the running one go again): a photo and its plain copy, up to 9 MiB each, are in memory
+    /// while it opens.
     func openDirectPhotos() async {
-        guard photos.beginOpening() else { return }
-        repeat { await openDirectPhotosOnce() } while photos.endOpening()
+        guard photos.direct.beginOpening() else { return }
+        repeat { await openDirectPhotosOnce() } while photos.direct.endOpening()
     }
 
     private func openDirectPhotosOnce() async {
         guard let unopened = try? store.unopenedDirectPhotos(), !unopened.isEmpty else { return }
-        var opened = false
-        for (sealed, key) in unopened where !photos.isUnreadable(sealed) {
-            let entry = photos.entry(sealed)
+        var changed = false
+        for photo in unopened where !store.isBlocked(photo.author) {
+            let entry = photos.entry(photo.sealed)
             guard let manifest = entry.manifest, entry.held?.isComplete == true else {
-                if !entry.isFetching { Task { await fetch(sealed, sizeLimit: BlobLimits.maximumBlobBytes) } }
+                if let size = try? store.spacePhotoSize(photo.sealed) {
+                    fetchSpacePhoto(SealedPhotoReference(hash: photo.sealed, size: size))
+                }
                 continue
             }
-            opened = await open(sealed, manifest: manifest, key: key) || opened
+            changed = await open(photo, manifest: manifest) || changed
         }
-        if opened { await hub.refreshDirect() }
+        if changed { await hub.refreshDirect() }
     }
 
-    /// Opens one sealed photo and keeps what it holds; whether it did. A photo that does not open (the sender's
-    /// mistake or forgery) is remembered as unreadable until the node restarts, so it is not read again.
-    private func open(_ sealed: BlobHash, manifest: BlobManifest, key: [UInt8]) async -> Bool {
+    /// Opens one message's sealed photo and keeps what it holds; whether what the message shows changed. A photo
+    /// that does not open (its sender's mistake, or a message naming someone else's photo with another key) is
+    /// recorded as unreadable, and not read again.
+    private func open(_ photo: UnopenedDirectPhoto, manifest: BlobManifest) async -> Bool {
+        guard manifest.isSealed, manifest.size <= BlobLimits.maximumSealedPhotoBytes else {
+            return (try? await store.directPhotoIsUnreadable(message: photo.message)) != nil
+        }
         var chunks: [[UInt8]] = []
         for index in manifest.chunks.indices {
-            guard let chunk = try? store.blobChunk(sealed, index: index) else { return false }
+            guard let chunk = try? store.blobChunk(photo.sealed, index: index) else { return false }
             chunks.append(chunk)
         }
-        guard let (plain, bytes) = SealedPhoto.open(chunks, key: key) else {
-            photos.markUnreadable(sealed)
-            return false
+        guard let (plain, bytes) = SealedPhoto.open(chunks, key: photo.key) else {
+            return (try? await store.directPhotoIsUnreadable(message: photo.message)) != nil
         }
         let plainChunks = plain.chunks.indices.map { Array(bytes[BlobChunk.range($0, inBlobOf: bytes.count)]) }
         do {
             try await store.storeBlob(plain, chunks: plainChunks, own: true, at: NodeClock.system.now())
-            try await store.openedDirectPhoto(sealed: sealed, plain: plain.hash)
+            try await store.openedDirectPhoto(message: photo.message, plain: plain.hash)
         } catch { return false }
         photos.reload(plain.hash)
-        photos.opened(sealed, holds: plain.hash)
+        photos.direct.opened(photo.message, holds: plain.hash)
         return true
     }
 }

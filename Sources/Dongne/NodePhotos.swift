@@ -49,9 +49,10 @@ extension Node {
     }
 
     /// Prepares the photo at `path` (upright, every metadata stripped, a thumbnail made) and stores it as one
-    /// of this user's own; its manifest.
+    /// of this user's own; its manifest. A photo over `largest` bytes once prepared is refused, and not stored.
     func storePhoto(
-        _ path: String, progress: @escaping @Sendable (PhotoSendingProgress) -> Void
+        _ path: String, largest: Int = BlobLimits.maximumBlobBytes,
+        progress: @escaping @Sendable (PhotoSendingProgress) -> Void
     ) async throws -> BlobManifest {
         progress(.preparing)
         let folder = configuration.dataDirectory
@@ -62,6 +63,8 @@ extension Node {
             }.value
         } catch let error as PhotoError { throw DongneError.photo(error) }
         defer { try? FileManager.default.removeItem(atPath: prepared.path) }
+        // Refused before it is stored: the user's own photos are never evicted.
+        guard prepared.size <= largest else { throw DongneError.photo(.tooLarge(bytes: prepared.size, limit: largest)) }
         progress(.storing(bytes: 0, of: prepared.size))
         let manifest = try await store.importBlob(
             file: prepared.path, mediaType: prepared.mediaType, width: prepared.width, height: prepared.height,

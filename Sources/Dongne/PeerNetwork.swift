@@ -190,6 +190,9 @@ actor PeerNetwork {
         handle(.stem(GossipDocument(id: document.id, bytes: document.bytes), channel: channel, photo: photo))
     }
 
+    /// This node's own sealed photo, a moment after its envelope's stem: asked of every peer, as relays ask.
+    func askForOwnPhoto(_ photo: BlobHash) { handle(.askForOwnPhoto(photo)) }
+
     /// A document this node published did not commit: reconciliation no longer counts it, and a copy a peer
     /// sends back (it went out before the store failed) is stored.
     func forgetPublished(_ id: DocumentID) {
@@ -253,7 +256,9 @@ actor PeerNetwork {
             case .storeBlobManifest(let manifest): storeManifest(manifest)
             case .storeBlobChunk(let blob, let index, let bytes): storeChunk(blob, index: index, bytes: bytes)
             case .blobProgress, .blobCompleted: continue  // availability follows what is durable, below
-            case .blobHeldBack(let blob), .blobAbandoned(let blob): owner?.photos.setFetching(blob, false)
+            case .blobHeldBack(let blob), .blobAbandoned(let blob):
+                owner?.photos.setFetching(blob, false)
+                owner?.spaceFetchEnded(blob)
             case .wake(let at): wake(at: at)
             }
         }
@@ -449,6 +454,14 @@ actor PeerNetwork {
     }
 
     private func storeManifest(_ manifest: BlobManifest) {
+        // A sealed photo is fetched only for an envelope that paid for it, and such a fetch takes only a sealed
+        // one: a message or avatar naming a sealed manifest, or an envelope naming a plain one, gets nothing kept.
+        if let owner, manifest.isSealed != owner.photos.space.isRunning(manifest.hash) {
+            handle(.cancelBlobFetch(manifest.hash))
+            owner.photos.setFetching(manifest.hash, false)
+            owner.spaceFetchEnded(manifest.hash)
+            return
+        }
         // A photo over the automatic size stops at its manifest anyway (the fetch core holds it back): not charged.
         if let owner, !owner.photos.chargeAutomatic(
             manifest, budget: owner.configuration.automaticPhotoBytesPerAuthor,
@@ -482,9 +495,11 @@ actor PeerNetwork {
         guard case .success = result, let owner else {
             // Not stored (a full disk, say): the photo shows as missing, and is fetched again when asked for.
             owner?.photos.setFetching(blob, false)
+            owner?.spaceFetchEnded(blob)
             return
         }
         if owner.photos.chunkStored(blob, index: index) {
+            owner.spaceFetchEnded(blob)
             // A sealed photo whole here may be one of the user's direct messages': opened now if so.
             if owner.photos.entry(blob).manifest?.isSealed == true { Task { await owner.openDirectPhotos() } }
             photosChanged(now: true)
@@ -672,7 +687,7 @@ actor PeerNetwork {
                 continue
             }
             if case .sealed(let sealed) = document.body, let photo = sealed.photo {
-                owner.spacePhotoArrived(photo)
+                owner.fetchSpacePhoto(photo)
                 continue
             }
             guard case .message(let message) = document.body, case .photo(let hash) = message.content else { continue }

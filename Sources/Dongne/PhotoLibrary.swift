@@ -22,13 +22,6 @@ final class PhotoLibrary: Sendable {
         var preparing: [BlobHash: String] = [:]
         var watchers: [BlobHash: [UInt64: AsyncStream<PhotoAvailability>.Continuation]] = [:]
         var nextWatcher: UInt64 = 0
-        /// Sealed photos of direct messages that did not open under their key: not read again in this run.
-        var unreadable: Set<BlobHash> = []
-        /// The plain photo inside sealed ones opened (or sent) in this run: known before the store's record of it
-        /// is visible, so that a message shows its photo from the moment it shows.
-        var opened: [BlobHash: BlobHash] = [:]
-        /// Whether sealed photos are being opened, and whether another pass was asked for meanwhile.
-        var opening = (running: false, again: false)
     }
 
     /// Photos remembered at most; beyond, entries of photos not being fetched or watched are forgotten (and
@@ -37,6 +30,10 @@ final class PhotoLibrary: Sendable {
 
     private let store: Store
     private let state = Mutex(State())
+    /// The sealed photos that envelopes name, fetched a few at a time.
+    let space = SpacePhotoFetches()
+    /// What this run knows of its direct messages' photos.
+    let direct = DirectPhotoMemory()
 
     init(store: Store) { self.store = store }
 
@@ -66,56 +63,16 @@ final class PhotoLibrary: Sendable {
             hash: hash, info: entry.manifest.map(PhotoInfo.init), availability: Self.availability(entry), localFile: nil)
     }
 
-    /// What a direct message's snapshot shows of its photo: `plain`'s once the sealed photo is opened, else the
-    /// sealed one's fetch, never `available` (ciphertext is of no use until opened).
-    func directSnapshot(sealed: BlobHash, plain: BlobHash?) -> PhotoSnapshot {
-        if let plain { return snapshot(plain) }
-        var availability = Self.availability(entry(sealed))
-        if availability == .available { availability = .fetching(1) }
-        return PhotoSnapshot(hash: sealed, info: nil, availability: availability, localFile: nil)
-    }
-
-    /// Starts a pass of opening sealed photos; false when one runs (it is asked to go once more instead), so that
-    /// one photo's bytes are in memory at a time.
-    func beginOpening() -> Bool {
-        state.withLock { state in
-            guard !state.opening.running else {
-                state.opening.again = true
-                return false
-            }
-            state.opening = (true, false)
-            return true
-        }
-    }
-
-    /// A pass ended; true when another was asked for meanwhile (and is to run now).
-    func endOpening() -> Bool {
-        state.withLock { state in
-            let again = state.opening.again
-            state.opening = (again, false)
-            return again
-        }
-    }
-
-    /// Records that `sealed` holds `plain` (sent, or opened here).
-    func opened(_ sealed: BlobHash, holds plain: BlobHash) {
-        state.withLock { state in
-            if state.opened.count >= Self.maximumEntries { state.opened.removeAll() }
-            state.opened[sealed] = plain
-        }
-    }
-
-    /// The plain photo inside `sealed`, if this run sent or opened it.
-    func plain(inside sealed: BlobHash) -> BlobHash? { state.withLock { $0.opened[sealed] } }
-
-    /// Whether a sealed photo failed to open.
-    func isUnreadable(_ sealed: BlobHash) -> Bool { state.withLock { $0.unreadable.contains(sealed) } }
-
-    /// A sealed photo failed to open under its message's key. At most a few: only a correspondent can send one.
-    func markUnreadable(_ sealed: BlobHash) {
-        state.withLock { state in
-            if state.unreadable.count >= Self.maximumEntries { state.unreadable.removeAll() }
-            state.unreadable.insert(sealed)
+    /// What a direct message's snapshot shows of its photo: the plain photo's once opened; `missing` when it does
+    /// not open; else the sealed one's fetch, never `available` (ciphertext is of no use until opened).
+    func directSnapshot(sealed: BlobHash, _ state: DirectPhotoState) -> PhotoSnapshot {
+        switch state {
+        case .opened(let plain): return snapshot(plain)
+        case .unreadable: return PhotoSnapshot(hash: sealed, info: nil, availability: .missing, localFile: nil)
+        case .sealed:
+            var availability = Self.availability(entry(sealed))
+            if availability == .available { availability = .fetching(1) }
+            return PhotoSnapshot(hash: sealed, info: nil, availability: availability, localFile: nil)
         }
     }
 

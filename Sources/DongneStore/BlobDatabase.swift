@@ -12,8 +12,9 @@ final class BlobDatabase: Sendable {
     /// Schema versions of the blob file, in order.
     static let migrations = [
         """
-        -- Each blob's manifest, whether it is this user's own, how many of its chunks are stored and when it was
-        -- last used (the least recently used of other people's go first); chunks by blob and index.
+        -- Each blob's manifest, whose it is (`own`: 0 someone else's, 1 this user's, 2 the direct-message space's,
+        -- as BlobHolder says), how many of its chunks are stored and when it was last used (the least recently used
+        -- of other people's go first); chunks by blob and index.
         CREATE TABLE blob_manifests (
             hash BLOB PRIMARY KEY, bytes BLOB NOT NULL, size INTEGER NOT NULL, chunk_count INTEGER NOT NULL,
             own INTEGER NOT NULL, held INTEGER NOT NULL DEFAULT 0, last_used INTEGER NOT NULL

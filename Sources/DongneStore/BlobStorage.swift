@@ -9,23 +9,8 @@ import Foundation
 /// - The user's own blobs are never evicted; other people's are, least recently used first, once they take more
 ///   than the budget (``evictBlobs(over:keeping:)``).
 /// - Sealed blobs (direct messages' photos, ciphertext) are the direct-message space's: never evicted, counted in
-///   the space's cap, deleted when the envelope that names them expires (``Holder/space``).
+///   the space's cap, deleted when the envelope that names them expires (``BlobHolder/space``).
 extension Store {
-    /// Whose a stored blob is: what decides whether it is evicted, and when it goes.
-    enum Holder: Int64 {
-        /// Someone else's photo: evicted least recently used first, over the budget.
-        case others = 0
-        /// The user's own: kept until the user deletes it.
-        case own = 1
-        /// A sealed photo of the direct-message space: kept until its envelope expires.
-        case space = 2
-
-        /// The holder of `manifest`, stored as the user's own or not.
-        init(_ manifest: BlobManifest, own: Bool) {
-            self = manifest.isSealed ? .space : own ? .own : .others
-        }
-    }
-
     /// How many chunks one transaction of ``importBlob(file:mediaType:width:height:thumbnail:)`` writes.
     static let chunksPerImportTransaction = 16
 
@@ -174,7 +159,7 @@ extension Store {
     public func incompleteBlobs() throws(StoreError) -> [BlobHash] {
         try blobs.read { connection throws(SQLiteError) in
             let statement = try connection.statement(
-                "SELECT hash FROM blob_manifests WHERE own != 1 AND held < chunk_count ORDER BY last_used DESC")
+                "SELECT hash FROM blob_manifests WHERE own = 0 AND held < chunk_count ORDER BY last_used DESC")
             var hashes: [BlobHash] = []
             while try statement.step() { if let hash = BlobHash(statement.blob(0)) { hashes.append(hash) } }
             return hashes
@@ -212,11 +197,11 @@ extension Store {
         try await blobs.write(rows: hashes.count) { connection throws(StoreError) in
             do throws(SQLiteError) {
                 for hash in hashes {
-                    let isSpace = "SELECT 1 FROM blob_manifests WHERE hash = ?1 AND own = \(Holder.space.rawValue)"
-                    try connection.statement("DELETE FROM blob_chunks WHERE blob = ?1 AND EXISTS (\(isSpace))")
-                        .bind(.blob(hash.bytes)).run()
-                    try connection.statement("DELETE FROM blob_manifests WHERE hash = ?1 AND own = \(Holder.space.rawValue)")
-                        .bind(.blob(hash.bytes)).run()
+                    let space = "hash = ?1 AND own = \(BlobHolder.space.rawValue)"
+                    try connection.statement(
+                        "DELETE FROM blob_chunks WHERE blob = ?1 AND EXISTS (SELECT 1 FROM blob_manifests WHERE \(space))"
+                    ).bind(.blob(hash.bytes)).run()
+                    try connection.statement("DELETE FROM blob_manifests WHERE \(space)").bind(.blob(hash.bytes)).run()
                 }
             } catch { throw .sqlite(error) }
         }
@@ -232,7 +217,7 @@ extension Store {
                 """)
             var usage = (own: 0, others: 0)
             while try statement.step() {
-                switch Holder(rawValue: statement.integer(0)) {
+                switch BlobHolder(rawValue: statement.integer(0)) {
                 case .own: usage.own = Int(statement.integer(1))
                 case .others: usage.others = Int(statement.integer(1))
                 case .space, nil: break  // the space's cap counts those
@@ -289,7 +274,8 @@ extension Store {
             """
         ).bind(
             .blob(manifest.hash.bytes), .blob(manifest.bytes), .integer(Int64(manifest.size)),
-            .integer(Int64(manifest.chunks.count)), .integer(Holder(manifest, own: own).rawValue), .integer(Int64(time))
+            .integer(Int64(manifest.chunks.count)), .integer(BlobHolder(manifest, own: own).rawValue),
+            .integer(Int64(time))
         ).run()
     }
 

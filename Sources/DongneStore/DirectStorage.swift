@@ -80,7 +80,7 @@ extension Store {
                 .blob(inner.id.bytes), .blob(recipient.bytes), .integer(Int64(inner.created)),
                 .blob(envelope.id.bytes), .blob(inner.bytes)
             ).run()
-            try Self.recordPhoto(of: inner, plain: plainPhoto, connection)
+            try Self.recordDirectPhoto(of: inner, plain: plainPhoto, connection)
         }) { [directSpaceUsage] result in
             if case .success(let outcomes) = result, outcomes.first == .stored {
                 directSpaceUsage.add(Self.spaceBytes(of: envelope))
@@ -156,7 +156,7 @@ extension Store {
                 ).run()
                 guard connection.changes > 0 else { continue }
                 changed.set(true)
-                try Self.recordPhoto(of: message, plain: nil, connection)
+                try Self.recordDirectPhoto(of: message, plain: nil, connection)
                 if sendingReceipts, readBefore[message.id] != nil {
                     try connection.statement("INSERT OR IGNORE INTO receipts_due (message, correspondent) VALUES (?, ?)")
                         .bind(.blob(message.id.bytes), .blob(message.author.bytes)).run()
@@ -302,15 +302,15 @@ extension Store {
         try await expireEnvelopesAndPhotos(at: now).envelopes
     }
 
-    /// Deletes the envelopes past their retention at `now`, and the sealed photos they name; how many envelopes
-    /// it deleted, and the photos.
-    public func expireEnvelopesAndPhotos(at now: UInt64) async throws(StoreError)
+    /// Deletes the envelopes past their retention at `now`, and the sealed photos no envelope left names (but those
+    /// in `keeping`: being sent); how many envelopes it deleted, and the photos.
+    public func expireEnvelopesAndPhotos(at now: UInt64, keeping: Set<BlobHash> = []) async throws(StoreError)
         -> (envelopes: Int, photos: [BlobHash])
     {
-        guard now >= DirectSpace.retention else { return (0, []) }
+        guard now >= DirectSpace.retention else { return (0, try await sweepSpacePhotos(keeping: keeping)) }
         let cutoff = Int64(now - DirectSpace.retention)
         let tried = try envelopesTried()
-        let photos = Locked<(hashes: [BlobHash], bytes: Int)>(([], 0))
+        let photoBytes = Locked(0)
         let deleted = Locked<(ids: [DocumentID], bytes: Int)>(([], 0))
         try await writeSQL { connection throws(SQLiteError) in
             let statement = try connection.statement(
@@ -332,76 +332,18 @@ extension Store {
                 try connection.statement("DELETE FROM pending_writes WHERE id = ?").bind(.blob(id.bytes)).run()
             }
             deleted.set(found)
-            photos.set(try Self.deleteSpacePhotos(before: cutoff, connection))
+            photoBytes.set(try Self.forgetSpacePhotos(before: cutoff, connection))
         }
         let (ids, bytes) = deleted.get()
-        let (hashes, photoBytes) = photos.get()
-        try await deleteSpaceBlobs(hashes)
+        // Memory first: the documents are gone whatever becomes of the photos' bytes, which a later sweep deletes
+        // if this one fails.
         reconciliationCache.remove(ids, from: DirectSpace.id)
-        directSpaceUsage.add(-Int(bytes) - photoBytes)
+        directSpaceUsage.add(-bytes - photoBytes.get())
         _ = takePendingWrites(among: ids)
-        return (ids.count, hashes)
+        return (ids.count, (try? await sweepSpacePhotos(keeping: keeping)) ?? [])
     }
 
-    /// Forgets the sealed photos of envelopes created before `cutoff`: their hashes and sizes.
-    private static func deleteSpacePhotos(before cutoff: Int64, _ connection: Connection) throws(SQLiteError)
-        -> (hashes: [BlobHash], bytes: Int)
-    {
-        let statement = try connection.statement("SELECT blob, size FROM space_photos WHERE created < ?")
-            .bind(.integer(cutoff))
-        var found: (hashes: [BlobHash], bytes: Int) = ([], 0)
-        while try statement.step() {
-            if let hash = BlobHash(statement.blob(0)) { found.hashes.append(hash) }
-            found.bytes += Int(statement.integer(1))
-        }
-        statement.reset()
-        try connection.statement("DELETE FROM space_photos WHERE created < ?").bind(.integer(cutoff)).run()
-        return found
-    }
-
-    /// Records the sealed photo of a direct message of the user's, with its key (and the plain photo inside, when
-    /// known), so that it is opened once its ciphertext is here.
-    private static func recordPhoto(of inner: Document, plain: BlobHash?, _ connection: Connection)
-        throws(SQLiteError)
-    {
-        guard case .direct(let direct) = inner.body, case .photo(let sealed) = direct.content,
-            let key = direct.photoKey
-        else { return }
-        try connection.statement("INSERT OR IGNORE INTO direct_photos (sealed, photo_key, plain) VALUES (?, ?, ?)")
-            .bind(.blob(sealed.bytes), .blob(key), plain.map { .blob($0.bytes) } ?? .null).run()
-    }
-
-    /// Records the plain photo opened from a sealed one of the user's direct messages.
-    public func openedDirectPhoto(sealed: BlobHash, plain: BlobHash) async throws(StoreError) {
-        try await writeSQL { connection throws(SQLiteError) in
-            try connection.statement("UPDATE direct_photos SET plain = ? WHERE sealed = ?")
-                .bind(.blob(plain.bytes), .blob(sealed.bytes)).run()
-        }
-    }
-
-    /// The plain photo inside a sealed one of the user's direct messages, once opened.
-    public func directPhoto(sealed: BlobHash) throws(StoreError) -> BlobHash? {
-        try read { connection throws(SQLiteError) in
-            let statement = try connection.statement("SELECT plain FROM direct_photos WHERE sealed = ?")
-                .bind(.blob(sealed.bytes))
-            defer { statement.reset() }
-            return try statement.step() && !statement.isNull(0) ? BlobHash(statement.blob(0)) : nil
-        }
-    }
-
-    /// The sealed photos of the user's direct messages not opened yet, with their keys.
-    public func unopenedDirectPhotos() throws(StoreError) -> [(sealed: BlobHash, key: [UInt8])] {
-        try read { connection throws(SQLiteError) in
-            let statement = try connection.statement("SELECT sealed, photo_key FROM direct_photos WHERE plain IS NULL")
-            var found: [(sealed: BlobHash, key: [UInt8])] = []
-            while try statement.step() {
-                if let hash = BlobHash(statement.blob(0)) { found.append((hash, statement.blob(1))) }
-            }
-            return found
-        }
-    }
-
-    /// How many envelopes the space holds here, and their bytes.
+    /// How many envelopes the space holds here, and the bytes of the space's cap they take (with their photos).
     public func directSpaceSize() throws(StoreError) -> (envelopes: Int, bytes: Int) {
         (try documentCount(in: DirectSpace.id), directSpaceUsage.current)
     }

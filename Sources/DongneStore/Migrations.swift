@@ -121,9 +121,13 @@ enum Migrations {
             envelope BLOB PRIMARY KEY, blob BLOB NOT NULL, size INTEGER NOT NULL, created INTEGER NOT NULL
         ) WITHOUT ROWID;
         CREATE INDEX space_photos_by_created ON space_photos (created);
-        -- The sealed photos of the user's direct messages, sent and received, with their keys, and the plain photo
-        -- inside once opened (a sent one at once, a received one once its ciphertext is fetched).
-        CREATE TABLE direct_photos (sealed BLOB PRIMARY KEY, photo_key BLOB NOT NULL, plain BLOB) WITHOUT ROWID;
+        -- The photos of the user's direct messages, sent and received, by message: the sealed photo and its key,
+        -- and the plain photo inside once opened (a sent one at once, a received one once its ciphertext is here),
+        -- or that it does not open.
+        CREATE TABLE direct_photos (
+            message BLOB PRIMARY KEY, author BLOB NOT NULL, sealed BLOB NOT NULL, photo_key BLOB NOT NULL,
+            plain BLOB, unreadable INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
         """,
     ]
 

@@ -117,6 +117,22 @@ enum InvalidVectors {
         add(
             "sealed-outside-direct-space", "channel-id-mismatch",
             RawMap.sealed().with(4, .bytes(ValidVectors.seoul.id.bytes)), by: VectorKeys.wrapper)
+        let photo = CBOR.bytes(ValidVectors.photo.bytes)
+        add("sealed-photo-without-size", "missing-field", RawMap.sealed().with(9, photo), by: VectorKeys.wrapper)
+        add(
+            "sealed-photo-size-without-photo", "missing-field", RawMap.sealed().with(10, .unsigned(100_000)),
+            by: VectorKeys.wrapper)
+        add(
+            "sealed-photo-size-zero", "size-out-of-range", RawMap.sealed().with(9, photo).with(10, .unsigned(0)),
+            by: VectorKeys.wrapper)
+        add(
+            "sealed-photo-size-over-limit", "size-out-of-range",
+            RawMap.sealed().with(9, photo).with(10, .unsigned(UInt64(BlobLimits.maximumSealedPhotoBytes) + 1)),
+            by: VectorKeys.wrapper)
+        add(
+            "sealed-photo-hash-31-bytes", "wrong-length",
+            RawMap.sealed().with(9, .bytes(Array(ValidVectors.photo.bytes.prefix(31)))).with(10, .unsigned(100_000)),
+            by: VectorKeys.wrapper)
         add(
             "location-three-items", "wrong-type",
             RawMap.message(content: 11, .array([.float(37), .float(127), .float(0)])))

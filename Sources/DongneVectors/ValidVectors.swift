@@ -88,7 +88,22 @@ enum ValidVectors {
         let envelope = try Document.sign(
             .sealed(SealedBox(box: box)), created: DirectSpace.envelopeCreated(at: baseTime + 60_000),
             by: VectorKeys.wrapper)
-        return [("sealed-bad-authenticator", "bad-authenticator", "bob", envelope)]
+        return [("sealed-bad-authenticator", "bad-authenticator", "bob", envelope), try photoMismatch()]
+    }
+
+    /// Bob's photo message to Alice (the `direct-photo` vector), rightly authenticated, in an envelope that names
+    /// another photo (the plain manifest of the same blob) of the same size: Alice refuses it (`photo-mismatch`).
+    static func photoMismatch() throws -> (name: String, rule: String, sealedTo: String, document: Document) {
+        let sealed = try BlobVectors.sealedPhoto().manifest
+        let inner = try Document.sign(
+            .direct(DirectMessage(
+                recipient: VectorKeys.alice.publicKey, content: .photo(sealed.hash), photoKey: VectorKeys.photoKey)),
+            created: baseTime, by: VectorKeys.bob)
+        let other = SealedPhotoReference(hash: try BlobVectors.plainManifest().hash, size: sealed.size)
+        let envelope = try SealedEnvelope.seal(
+            inner, from: VectorKeys.bob, to: VectorKeys.alice.publicKey, wrapper: VectorKeys.photoWrapper,
+            at: baseTime + 60_000, ephemeralSeed: VectorKeys.ephemeralSeeds.photo, photo: other)
+        return ("sealed-photo-mismatch", "photo-mismatch", "alice", envelope)
     }
 
     /// The inner documents of the envelope vectors, by envelope name, and whom each is sealed to.

@@ -242,7 +242,6 @@ final class DirectCommands: Sendable {
             }
             let wasReady = feed.isReady
             let known = Set(feed.messages.map(\.id))
-
             var changes: [(DirectMessageSnapshot, Status)] = []
             for message in snapshot.documents where message.isOutgoing {
                 let now = Status(message)

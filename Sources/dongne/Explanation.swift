@@ -38,6 +38,7 @@ enum Explanation {
         case .recipientKeyNotAPoint: "that key cannot receive a direct message (it is not a valid public key)"
         case .badSignature: "its signature does not match its content"
         case .badAuthenticator: "it is not authenticated by its author to you"
+        case .photoMismatch: "its photo is not the one its envelope names"
         case .encoding, .notAnEnvelope, .unsupportedVersion, .missingField, .unexpectedField, .wrongType,
             .wrongLength, .channelIDMismatch, .notAPaddedSize, .createdNotWholeHour:
             "the document is malformed (\(error))"

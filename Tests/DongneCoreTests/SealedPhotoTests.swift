@@ -49,6 +49,12 @@ import Testing
         #expect(throws: BlobError.field(.unexpectedField("key 5"))) { try BlobManifest(parsing: withImageFields) }
     }
 
+    @Test func theLargestDirectPhotoSealsWithinWhatAnEnvelopeMayName() {
+        let stream = 4 + BlobLimits.maximumManifestBytes + BlobLimits.maximumDirectPhotoBytes
+        #expect(SealedPhoto.sealedSize(ofStream: stream) <= BlobLimits.maximumSealedPhotoBytes)
+        #expect(BlobLimits.maximumSealedPhotoBytes <= BlobLimits.maximumBlobBytes)
+    }
+
     @Test func aPhotoOverTheDirectLimitIsNotSealed() throws {
         let big = [UInt8](repeating: 1, count: BlobLimits.maximumDirectPhotoBytes + 1)
         let names = (0..<BlobChunk.count(forSize: big.count)).map {
@@ -86,11 +92,35 @@ import Testing
         let read = try Document(verifying: envelope.bytes)
         guard case .sealed(let sealed) = read.body else { throw SealedPhotoFailure() }
         #expect(sealed.photo == photo)
-        #expect(throws: DocumentError.sizeOutOfRange(field: "photoSize", size: 0, range: 1...BlobLimits.maximumBlobBytes)) {
+        #expect(throws: DocumentError.sizeOutOfRange(field: "photoSize", size: 0, range: 1...BlobLimits.maximumSealedPhotoBytes)) {
             _ = try SealedEnvelope.seal(
                 inner, from: author, to: recipient, wrapper: .generate(), at: 1_764_400_000_000,
                 photo: SealedPhotoReference(hash: photo.hash, size: 0))
         }
+    }
+
+    /// The recipient takes a photo only with the envelope that paid for it: a photo message in an envelope naming
+    /// another photo or none, and an envelope naming a photo around a text, are refused (`photo-mismatch`).
+    @Test func aPhotoComesOnlyInTheEnvelopeThatNamesIt() throws {
+        let author = SigningKey.generate(), recipient = SigningKey.generate()
+        let hash = BlobHash(Bytes32([UInt8](repeating: 7, count: 32))!)
+        let other = BlobHash(Bytes32([UInt8](repeating: 8, count: 32))!)
+        func opened(_ content: MessageContent, naming photo: BlobHash?) throws -> OpenedEnvelope {
+            var photoKey: [UInt8]?
+            if case .photo = content { photoKey = Self.key }
+            let inner = try Document.sign(
+                .direct(DirectMessage(recipient: recipient.publicKey, content: content, photoKey: photoKey)),
+                created: 1_764_400_000_000, by: author)
+            let envelope = try SealedEnvelope.seal(
+                inner, from: author, to: recipient.publicKey, wrapper: .generate(), at: 1_764_400_000_000,
+                photo: photo.map { SealedPhotoReference(hash: $0, size: 1_000) })
+            guard case .sealed(let box) = envelope.body else { throw SealedPhotoFailure() }
+            return DirectMessageKey(recipient).open(box)
+        }
+        guard case .direct = try opened(.photo(hash), naming: hash) else { throw SealedPhotoFailure() }
+        #expect(try opened(.photo(hash), naming: other) == .invalid(.photoMismatch))
+        #expect(try opened(.photo(hash), naming: nil) == .invalid(.photoMismatch))
+        #expect(try opened(.text("x"), naming: hash) == .invalid(.photoMismatch))
     }
 }
 

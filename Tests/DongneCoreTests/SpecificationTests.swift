@@ -77,6 +77,7 @@ import Testing
                 "maximumImageSide": UInt64(BlobLimits.maximumImageSide),
                 "maximumManifestBytes": UInt64(BlobLimits.maximumManifestBytes),
                 "maximumDirectPhotoBytes": UInt64(BlobLimits.maximumDirectPhotoBytes),
+                "maximumSealedPhotoBytes": UInt64(BlobLimits.maximumSealedPhotoBytes),
             ])
         for prefix in [BlobChunk.prefix, BlobManifest.prefix] { #expect(Self.specification.contains(Hex.encode(prefix))) }
     }
@@ -109,7 +110,7 @@ import Testing
             case .tooLarge, .encoding, .notAnEnvelope, .unsupportedVersion, .missingField, .unexpectedField, .wrongType,
                 .wrongLength, .sizeOutOfRange, .emptyText, .textTooLong, .controlCharacter, .nonFiniteNumber,
                 .latitudeOutOfRange, .longitudeOutOfRange, .createdOutOfRange, .messageContentCount,
-                .channelNameNotNormalized, .channelIDMismatch, .badSignature, .badAuthenticator,
+                .channelNameNotNormalized, .channelIDMismatch, .badSignature, .badAuthenticator, .photoMismatch,
                 .recipientKeyNotAPoint, .notAPaddedSize, .createdNotWholeHour:
                 error
             }
@@ -131,14 +132,14 @@ import Testing
             .sizeOutOfRange(field: "", size: 0, range: 0...0), .emptyText(field: ""),
             .textTooLong(field: "", bytes: 0, limit: 0), .controlCharacter(field: ""), .nonFiniteNumber(field: ""),
             .latitudeOutOfRange(0), .longitudeOutOfRange(0), .createdOutOfRange(0), .messageContentCount(0),
-            .channelNameNotNormalized, .channelIDMismatch, .badSignature, .badAuthenticator, .recipientKeyNotAPoint,
-            .notAPaddedSize(field: "", size: 0), .createdNotWholeHour(0),
+            .channelNameNotNormalized, .channelIDMismatch, .badSignature, .badAuthenticator, .photoMismatch,
+            .recipientKeyNotAPoint, .notAPaddedSize(field: "", size: 0), .createdNotWholeHour(0),
         ]
         return cbor.map { example($0).rule } + document.map { example($0).rule }
     }
 
     @Test func everyRuleTheCodeCanNameIsInTheSpecification() {
-        #expect(Set(Self.everyRule()).count == 32)
+        #expect(Set(Self.everyRule()).count == 33)
         for rule in Self.everyRule() { #expect(Self.specification.contains("`\(rule)`"), "\(rule)") }
     }
 

@@ -45,7 +45,7 @@ import Testing
     /// The sealed photo an own envelope names is served to that envelope's first relay alone, for a while: any
     /// other peer that asks gets the answer of a node that holds nothing, so that it cannot tell the photo came
     /// from here first. After ``PeerInstance/stemPhotoServing``, everyone is served.
-    @Test func anOwnSealedPhotoIsServedToItsFirstRelayAloneAtFirst() {
+    @Test func anOwnSealedPhotoIsServedToItsFirstRelayAloneAtFirst() throws {
         let photo = BlobHash(BLAKE2b.hash256([9]))
         var core = PeerInstanceTests.core(seed: 3)
         _ = core.handle(.joinedChanged([PeerInstanceTests.channel, Self.space]), now: 0)
@@ -54,7 +54,8 @@ import Testing
             PeerInstanceTests.establish(&core, UInt64(index + 1), with: key)
             _ = core.handle(PeerInstanceTests.message(.channels([Self.space]), on: UInt64(index + 1)), now: 1)
         }
-        let relay = try! #require(Self.recipients(core.handle(.stem(Self.envelope, channel: Self.space, photo: photo), now: 2)).first)
+        let stemmed = core.handle(.stem(Self.envelope, channel: Self.space, photo: photo), now: 2)
+        let relay = try #require(Self.recipients(stemmed).first)
         func answer(to peer: UInt64, at now: UInt64) -> String {
             for directive in core.handle(PeerInstanceTests.message(.blobWant(photo), on: peer), now: now) {
                 switch directive {
@@ -69,5 +70,25 @@ import Testing
             #expect(answer(to: peer, at: 3) == (PeerID(peer) == relay ? "read" : "nothing"), "peer \(peer)")
         }
         for peer in peers { #expect(answer(to: peer, at: 3 + PeerInstance.stemPhotoServing) == "read") }
+    }
+
+    /// The writer asks its peers for its own photo as every relay does, so that never asking does not mark it.
+    @Test func theWriterAsksForItsOwnPhotoAsRelaysDo() {
+        let photo = BlobHash(BLAKE2b.hash256([9]))
+        var core = PeerInstanceTests.core(seed: 5)
+        _ = core.handle(.joinedChanged([PeerInstanceTests.channel, Self.space]), now: 0)
+        var carrying: [PeerID] = []
+        for (index, key) in PeerInstanceTests.sorted.enumerated() where index != 1 {
+            PeerInstanceTests.establish(&core, UInt64(index + 1), with: key)
+            // The last peer carries only another channel: it is not asked.
+            let channels = index == PeerInstanceTests.sorted.count - 1 ? [PeerInstanceTests.channel] : [Self.space]
+            _ = core.handle(PeerInstanceTests.message(.channels(channels), on: UInt64(index + 1)), now: 1)
+            if channels == [Self.space] { carrying.append(PeerID(UInt64(index + 1))) }
+        }
+        let asked = core.handle(.askForOwnPhoto(photo), now: 2).compactMap { directive -> PeerID? in
+            guard case .send(.blobWant(photo), let peer) = directive else { return nil }
+            return peer
+        }
+        #expect(asked.sorted() == carrying.sorted() && !asked.isEmpty)
     }
 }

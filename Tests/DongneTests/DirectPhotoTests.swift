@@ -104,6 +104,39 @@ import Testing
         #expect(kept.documents.first?.photo?.hash == plain && kept.documents.first?.photo?.availability == .available)
     }
 
+    /// Envelopes may name photos nobody serves, for the price of their stamps: their fetches run a few at a time,
+    /// and a channel's photo is fetched meanwhile as it would be without them (not 30 s later, when the fetches
+    /// that gained nothing give up).
+    @Test func envelopesNamingPhotosNobodyServesDoNotHoldUpAChannelsPhotos() async throws {
+        let fixture = try PhotoFixture.jpeg(width: 640, height: 480, gps: false)
+        defer { fixture.remove() }
+        let (a, b) = try await PhotoFixture.connectedPair()
+        defer { a.stop(); b.stop() }
+        _ = try await a.node.join("서울특별시")
+        let channelOnB = try await b.node.join("서울특별시")
+        let (flooder, _) = try await DirectMessageTests.rawPeer(of: a, carrying: DirectSpace.id)
+        let hour = DirectSpace.envelopeCreated(at: NodeClock.system.now())
+        let envelopes = try (0..<24).map { _ in
+            try Document.sign(
+                .sealed(SealedBox(
+                    box: [UInt8](repeating: 0x5a, count: DirectSpace.boxSizes[0]),
+                    photo: SealedPhotoReference(hash: BlobHash(Bytes32(SealedPhoto.newKey())!), size: 1_000))),
+                created: hour, by: .generate())
+        }
+        flooder.send(.batch(sequence: 1, documents: envelopes.map(\.bytes), acknowledges: []))
+        #expect(await ReconnectionTests.eventually(seconds: 10) {
+            (try? a.node.store.directSpaceSize().envelopes) == envelopes.count
+        })
+
+        let id = try await channelOnB.send(photo: fixture.path)
+        guard case .message(let message) = try #require(try b.node.store.document(id)).body,
+            case .photo(let hash) = message.content
+        else { throw PhotoFailure("not a photo message") }
+        #expect(await ReconnectionTests.eventually(seconds: 15) {
+            a.node.photoSnapshot(hash).availability == .available
+        }, "the channel's photo came while the sealed photos nobody serves were asked for")
+    }
+
     /// Every file in `directory` (the store, its log, the blob file), as bytes.
     static func bytesOfFiles(in directory: String) throws -> [[UInt8]] {
         try FileManager.default.contentsOfDirectory(atPath: directory).compactMap { name in

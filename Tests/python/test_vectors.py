@@ -201,10 +201,11 @@ def test_the_photo_envelope_names_the_sealed_photo_its_inner_message_carries():
 
 
 @pytest.mark.parametrize("vector", VECTORS["unopenable"], ids=lambda v: v["name"])
-def test_unopenable_envelopes_open_but_their_authenticator_is_not_their_authors(vector):
-    """The envelope is a valid document and opens for its recipient, but its authenticator is not the one the
-    inner document's author would make for it: the recipient refuses it (bad-authenticator, PROTOCOL.md §1.8)."""
-    assert vector["rule"] == "bad-authenticator"
+def test_unopenable_envelopes_open_but_break_a_recipient_s_rule(vector):
+    """The envelope is a valid document and opens for its recipient, but the recipient refuses what it holds
+    (PROTOCOL.md §1.8): its authenticator is not the one the inner document's author would make for it
+    (bad-authenticator), or the inner photo message names another photo than the envelope (photo-mismatch)."""
+    assert vector["rule"] in ("bad-authenticator", "photo-mismatch")
     keys = {key["name"]: nacl.signing.SigningKey(bytes.fromhex(key["seed"])) for key in VECTORS["keys"]}
     recipient = keys[vector["sealedTo"]]
     document = bytes.fromhex(vector["bytes"])
@@ -217,8 +218,14 @@ def test_unopenable_envelopes_open_but_their_authenticator_is_not_their_authors(
     inner_fields, _ = cbor2.loads(inner)
     assert inner_fields[8] == bytes(recipient.verify_key)
     author = next(key for key in keys.values() if bytes(key.verify_key) == inner_fields[2])
-    assert not hmac.compare_digest(tag, authenticator(inner, conversation_key(recipient.verify_key, author)))
-    assert tag == authenticator(inner, conversation_key(recipient.verify_key, keys["carol"])), "Carol's own"
+    authentic = hmac.compare_digest(tag, authenticator(inner, conversation_key(recipient.verify_key, author)))
+    if vector["rule"] == "bad-authenticator":
+        assert not authentic
+        assert tag == authenticator(inner, conversation_key(recipient.verify_key, keys["carol"])), "Carol's own"
+    else:
+        assert authentic, "rightly authenticated: only the photo is wrong"
+        assert inner_fields[1] == 6 and 10 in inner_fields and 9 in unsigned and 10 in unsigned
+        assert inner_fields[10] != unsigned[9], "the envelope names another photo than its message"
 
 
 @pytest.mark.parametrize("key", VECTORS["keys"], ids=lambda k: k["name"])

@@ -22,4 +22,7 @@ public enum BlobLimits {
     public static let sealedMediaType = "application/octet-stream"
     /// The largest photo a direct message carries, before it is sealed (8 MiB, what every relay fetches at once).
     public static let maximumDirectPhotoBytes = 8 << 20
+    /// The largest sealed photo an envelope may name (9 MiB): the largest direct photo, its manifest and its tags
+    /// fit, and no relay fetches more for one envelope.
+    public static let maximumSealedPhotoBytes = 9 << 20
 }

@@ -42,7 +42,7 @@ extension DocumentBody {
             guard DirectSpace.boxSizes.contains(sealed.box.count) else {
                 throw .notAPaddedSize(field: "box", size: sealed.box.count)
             }
-            let sizes = 1...BlobLimits.maximumBlobBytes
+            let sizes = 1...BlobLimits.maximumSealedPhotoBytes
             if let photo = sealed.photo, !sizes.contains(photo.size) {
                 throw .sizeOutOfRange(field: "photoSize", size: photo.size, range: sizes)
             }

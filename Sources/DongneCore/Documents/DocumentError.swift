@@ -45,6 +45,10 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A sealed inner document whose authenticator is not its author's to the recipient (PROTOCOL.md §1.8): a
     /// recipient's rule, applied to what it opens.
     case badAuthenticator
+    /// A sealed direct message whose photo is not the one its envelope names (or an envelope that names a photo
+    /// around anything else) (PROTOCOL.md §1.8, *Photos*): a recipient's rule, applied to what it opens, so that
+    /// a photo comes only with the bytes its envelope's stamp paid for.
+    case photoMismatch
     /// A byte string that must have one of a few padded sizes (an envelope's `box`) has another.
     case notAPaddedSize(field: String, size: Int)
     /// An envelope whose `created` is not a whole hour.
@@ -77,6 +81,7 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
         case .channelIDMismatch: "channel-id-mismatch"
         case .badSignature: "bad-signature"
         case .badAuthenticator: "bad-authenticator"
+        case .photoMismatch: "photo-mismatch"
         case .notAPaddedSize: "size-not-padded"
         case .createdNotWholeHour: "created-not-whole-hour"
         case .recipientKeyNotAPoint: "recipient-key-not-a-point"
@@ -101,7 +106,8 @@ public enum DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
         case .createdOutOfRange(let created), .createdNotWholeHour(let created): "\(rule): \(created)"
         case .notAPaddedSize(let field, let size): "\(rule): \(field) has \(size) bytes"
         case .messageContentCount(let count): "\(rule): \(count) of text, photo, location"
-        case .channelNameNotNormalized, .channelIDMismatch, .badSignature, .badAuthenticator, .recipientKeyNotAPoint:
+        case .channelNameNotNormalized, .channelIDMismatch, .badSignature, .badAuthenticator, .photoMismatch,
+            .recipientKeyNotAPoint:
             rule
         }
     }

@@ -203,6 +203,7 @@ public struct DirectMessageKey: Sendable {
         guard isAddressedHere(parsed) else { return .invalid(.wrongType(field: "inner kind or recipient")) }
         guard let key = conversationKey(with: parsed.author), Sodium.isAuthenticator(tag, of: bytes[...], key: key)
         else { return .invalid(.badAuthenticator) }
+        guard Self.photoMatches(parsed.body, envelope.photo) else { return .invalid(.photoMismatch) }
         let inner: Document
         switch signature {
         case .now:
@@ -215,6 +216,13 @@ public struct DirectMessageKey: Sendable {
         case .channel, .message, .report, .retract, .profile, .sealed, .unknown:
             return .invalid(.wrongType(field: "inner kind or recipient"))
         }
+    }
+
+    /// Whether the envelope names a photo exactly when the inner document is a photo message, and the same one: a
+    /// message may name only the photo whose bytes its envelope's stamp paid for, and that every relay fetched.
+    static func photoMatches(_ inner: DocumentBody, _ named: SealedPhotoReference?) -> Bool {
+        guard case .direct(let direct) = inner, case .photo(let hash) = direct.content else { return named == nil }
+        return named?.hash == hash
     }
 
     /// Whether `inner` is a `direct` or `receipt` for this key's identity from another one.

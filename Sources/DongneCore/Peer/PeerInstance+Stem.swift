@@ -26,8 +26,10 @@ extension PeerInstance {
     }
 
     /// How long a sealed photo of this node's own is served to its envelope's first relay alone: time for that
-    /// relay to fetch it (8 MiB at most), after which others get it from there too.
-    public static let stemPhotoServing: UInt64 = 60_000
+    /// relay to fetch a photo of a few MiB on a LAN, and shorter than the time a fetch that gains nothing lasts
+    /// (`BlobFetchInstance`'s 30 s), so that the other relays, asking again every 2 s meanwhile, get it from here
+    /// if they cannot from the first relay.
+    public static let stemPhotoServing: UInt64 = 20_000
     /// The most sealed photos of its own a node remembers the first relay of; the oldest are forgotten first.
     static let maximumStemmedPhotos = 256
 
@@ -43,6 +45,12 @@ extension PeerInstance {
             return false
         }
         return stemmed.peer != peer
+    }
+
+    /// Asks every established peer that carries the space for this node's own sealed photo (answers are
+    /// ignored: nothing is fetched), as every relay that stores the envelope asks for it.
+    mutating func askForOwnPhoto(_ photo: BlobHash) {
+        for peer in peers(carrying: DirectSpace.id) { send(.blobWant(photo), to: peer) }
     }
 
     private mutating func rememberStemmedPhoto(_ photo: BlobHash, peer: PeerID?) {

@@ -45,6 +45,9 @@ public struct PeerInstance: Sendable {
         /// the direct-message space): that peer spreads it. `photo` is the sealed photo the envelope names, served
         /// at first to that peer alone.
         case stem(GossipDocument, channel: ChannelID, photo: BlobHash? = nil)
+        /// The sealed photo of one of this node's own envelopes, a moment after its stem: asked of every peer that
+        /// carries the space, as each relay asks for it, so that never asking does not mark the writer.
+        case askForOwnPhoto(BlobHash)
         /// A document this node wrote did not commit: a copy a peer sends back is to be stored.
         case unpublished(DocumentID)
         /// This node's latest profile (at start, and whenever the user writes a new one): every peer gets it,
@@ -263,7 +266,7 @@ public struct PeerInstance: Sendable {
     var directory = DiscoveryDirectory(ownInstance: "")
     var random: SplitMix64
     /// Documents of this node's own waiting for a first relay: no established peer carried their channel when
-    /// they were stemmed (``stem(_:in:)``). At most ``maximumWaitingStems``; the oldest go first (reconciliation
+    /// they were stemmed (``stem(_:in:photo:)``). At most ``maximumWaitingStems``; the oldest go first (reconciliation
     /// still offers them).
     var waitingStems: [(document: GossipDocument, channel: ChannelID, photo: BlobHash?)] = []
     /// The most documents waiting for a first relay.
@@ -336,6 +339,7 @@ public struct PeerInstance: Sendable {
             followGossip(gossip.handle(.published(id: document.id, channel: channel, bytes: document.bytes)))
         case .unpublished(let id): followGossip(gossip.handle(.unpublished(id)))
         case .stem(let document, let channel, let photo): stem(document, in: channel, photo: photo)
+        case .askForOwnPhoto(let photo): askForOwnPhoto(photo)
         case .ownProfile(let profile): offerProfile(profile)
         case .joinedChanged(let channels): joinedChanged(channels)
         case .itemsLoaded(let channel, let peer, let payload, let items):
