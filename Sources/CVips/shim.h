@@ -18,8 +18,15 @@ static inline void dongne_fix_mmap_threshold(int bytes) { mallopt(M_MMAP_THRESHO
 // environment is safe only while one thread runs: a program calls this first thing, before any other thread.
 static inline void dongne_vips_prefer_disc_for_large_images(void) { setenv("VIPS_DISC_THRESHOLD", "8m", 0); }
 
+// libvips' warnings (a damaged file, say) would print over the REPL's screen; what matters reaches the caller as
+// an error instead (see "fail_on" below).
+static inline void dongne_vips_ignore_warning(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    (void)domain; (void)level; (void)message; (void)data;
+}
+
 static inline int dongne_vips_start(void) {
     if (VIPS_INIT("dongne") != 0) return -1;
+    g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, dongne_vips_ignore_warning, NULL);
     // Loaders libvips marks as unsafe for untrusted input (ImageMagick, PDF, …) are never used: a photo from a
     // peer is untrusted input.
     vips_block_untrusted_set(TRUE);
@@ -83,7 +90,9 @@ static inline void dongne_vips_remove_metadata(VipsImage *image) {
 // Its pixel size after turning goes to *width and *height. An upright photo streams through in strips; one
 // that must turn is read whole first (libvips keeps large ones in a temporary file, not in memory).
 static inline int dongne_vips_prepare(const char *in, const char *out, int format, int *width, int *height) {
-    VipsImage *image = vips_image_new_from_file(in, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    // A truncated file is refused, not sent half grey: libvips would otherwise fill the rest and only warn.
+    VipsImage *image = vips_image_new_from_file(
+        in, "access", VIPS_ACCESS_SEQUENTIAL, "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL);
     if (image == NULL) return -1;
     if (dongne_vips_too_many_pixels(image)) {
         g_object_unref(image);
@@ -95,7 +104,7 @@ static inline int dongne_vips_prepare(const char *in, const char *out, int forma
     }
     if (orientation > 1 && orientation <= 8) {
         g_object_unref(image);
-        image = vips_image_new_from_file(in, NULL);
+        image = vips_image_new_from_file(in, "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL);
         if (image == NULL) return -1;
     }
     VipsImage *upright = NULL;

@@ -115,11 +115,14 @@ extension Node {
         }
         let stem: @Sendable () -> Void = {
             network.assumeIsolated { network in for envelope in envelopes { network.stem(envelope) } }
-            // Every relay asks its peers for the photo as it stores the envelope; so does the writer, or never
-            // asking would single it out.
+            // Every relay asks its peers for the photo as it stores the envelope, and again every 2 s while it
+            // lacks it; so does the writer, a few times, or never asking would single it out.
             for photo in photos {
-                _ = loop.schedule(at: .now + .milliseconds(Int64.random(in: 100...1_000))) {
-                    network.assumeIsolated { $0.askForOwnPhoto(photo) }
+                let first = Int64.random(in: 100...1_000)
+                for delay in [first, first + 2_000, first + 4_000] {
+                    _ = loop.schedule(at: .now + .milliseconds(delay)) {
+                        network.assumeIsolated { $0.askForOwnPhoto(photo) }
+                    }
                 }
             }
             _ = loop.schedule(at: .now + Self.stemSpreading) {
@@ -228,8 +231,12 @@ extension Node {
     /// again.
     func expireEnvelopes() async {
         let now = configuration.envelopeClock.now()
-        if let expired = try? await store.expireEnvelopesAndPhotos(at: now, keeping: photos.direct.beingSent) {
-            for photo in expired.photos { photos.evicted(photo) }
+        if let expired = try? await store.expireEnvelopesAndPhotos(at: now, keeping: { [photos] in photos.direct.beingSent }) {
+            let network = network.get()
+            for photo in expired.photos {
+                photos.evicted(photo)
+                await network?.cancelFetch(photo)  // no chunk of it is kept any more
+            }
         }
         if network.get() != nil { resumeSpacePhotos() }  // at start, once the network has begun
         let untilNextHour = DirectSpace.hour - now % DirectSpace.hour

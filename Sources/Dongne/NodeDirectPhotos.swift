@@ -1,5 +1,6 @@
 import DongneCore
 import DongneStore
+import DongneSystem
 
 /// Photos in direct messages (PROTOCOL.md §1.8, *Photos*): sent sealed under a key only the recipient gets, so that
 /// the nodes that carry them store and serve ciphertext; every node that carries the envelope fetches and keeps
@@ -37,14 +38,14 @@ extension Node {
     /// An envelope that names a sealed photo was stored: the photo is fetched with it, whoever it is for (the
     /// envelope's stamp paid for its bytes, and a relay cannot tell whose it is), a few at a time
     /// (``SpacePhotoFetches``).
-    func fetchSpacePhoto(_ photo: SealedPhotoReference) {
+    func fetchSpacePhoto(_ photo: SealedPhotoReference, isOwn: Bool = false) {
         guard photos.entry(photo.hash).held?.isComplete != true else { return }
-        startSpaceFetches(photos.space.queue(photo))
+        startSpaceFetches(photos.space.queue(photo, isOwn: isOwn))
     }
 
-    /// A fetch ended: if it was a sealed photo's, the next waiting one starts.
-    func spaceFetchEnded(_ hash: BlobHash, asked: Bool = true) {
-        startSpaceFetches(photos.space.ended(hash, asked: asked))
+    /// A fetch ended (`gotIt`: whole): if it was a sealed photo's, the next waiting one starts.
+    func spaceFetchEnded(_ hash: BlobHash, gotIt: Bool = false, asked: Bool = true) {
+        startSpaceFetches(photos.space.ended(hash, gotIt: gotIt, asked: asked))
     }
 
     /// The sealed photos that envelopes stored here name and that are not here whole: fetched again, at start and
@@ -57,9 +58,14 @@ extension Node {
         for photo in started {
             Task {
                 guard photos.entry(photo.hash).held?.isComplete != true, network.get() != nil else {
-                    return spaceFetchEnded(photo.hash, asked: false)
+                    return spaceFetchEnded(photo.hash, gotIt: photos.entry(photo.hash).held?.isComplete == true, asked: false)
                 }
                 await fetch(photo.hash, sizeLimit: photo.size)
+            }
+            // One that gains a chunk now and then is never abandoned: it is ended after a while.
+            _ = loop.schedule(at: .now + SpacePhotoFetches.maximumFetchTime + .seconds(1)) { [weak self] in
+                guard let self, let network = network.get() else { return }
+                for hash in photos.space.overdue() { network.assumeIsolated { $0.cancelFetch(hash) } }
             }
         }
     }
@@ -80,8 +86,8 @@ extension Node {
         for photo in unopened where !store.isBlocked(photo.author) {
             let entry = photos.entry(photo.sealed)
             guard let manifest = entry.manifest, entry.held?.isComplete == true else {
-                if let size = try? store.spacePhotoSize(photo.sealed) {
-                    fetchSpacePhoto(SealedPhotoReference(hash: photo.sealed, size: size))
+                if let size = (try? store.spacePhotoSize(photo.sealed)) ?? nil {
+                    fetchSpacePhoto(SealedPhotoReference(hash: photo.sealed, size: size), isOwn: true)
                 }
                 continue
             }

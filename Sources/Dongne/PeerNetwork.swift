@@ -255,7 +255,8 @@ actor PeerNetwork {
             case .readBlob(let request, let peer): handle(.blobRead(readBlob(request, for: peer), for: peer))
             case .storeBlobManifest(let manifest): storeManifest(manifest)
             case .storeBlobChunk(let blob, let index, let bytes): storeChunk(blob, index: index, bytes: bytes)
-            case .blobProgress, .blobCompleted: continue  // availability follows what is durable, below
+            case .blobProgress: continue  // availability follows what is durable, below
+            case .blobCompleted(let blob): owner?.spaceFetchEnded(blob, gotIt: true)
             case .blobHeldBack(let blob), .blobAbandoned(let blob):
                 owner?.photos.setFetching(blob, false)
                 owner?.spaceFetchEnded(blob)
@@ -435,6 +436,13 @@ actor PeerNetwork {
         handle(.fetchBlob(blob, manifest: manifest, held: held, sizeLimit: sizeLimit))
     }
 
+    /// Stops fetching a blob, whoever asked for it.
+    func cancelFetch(_ blob: BlobHash) {
+        handle(.cancelBlobFetch(blob))
+        owner?.photos.setFetching(blob, false)
+        owner?.spaceFetchEnded(blob)
+    }
+
     /// The answer to a peer's `blob want` or `chunk request`, from the photo library and the store; nil (over
     /// budget) while the peer's connection holds too much unsent.
     private func readBlob(_ request: GossipMessage, for peer: PeerID) -> [GossipMessage]? {
@@ -454,13 +462,10 @@ actor PeerNetwork {
     }
 
     private func storeManifest(_ manifest: BlobManifest) {
-        // A sealed photo is fetched only for an envelope that paid for it, and such a fetch takes only a sealed
-        // one: a message or avatar naming a sealed manifest, or an envelope naming a plain one, gets nothing kept.
-        if let owner, manifest.isSealed != owner.photos.space.isRunning(manifest.hash) {
-            handle(.cancelBlobFetch(manifest.hash))
-            owner.photos.setFetching(manifest.hash, false)
-            owner.spaceFetchEnded(manifest.hash)
-            return
+        // A sealed photo is kept only while an envelope stored here paid for its bytes, however it was asked for
+        // (an envelope, or a message or avatar naming it): no other way keeps ciphertext nobody paid for.
+        if manifest.isSealed, ((try? store.spacePhotoSize(manifest.hash)) ?? nil).map({ $0 >= manifest.size }) != true {
+            return cancelFetch(manifest.hash)
         }
         // A photo over the automatic size stops at its manifest anyway (the fetch core holds it back): not charged.
         if let owner, !owner.photos.chargeAutomatic(
@@ -495,11 +500,9 @@ actor PeerNetwork {
         guard case .success = result, let owner else {
             // Not stored (a full disk, say): the photo shows as missing, and is fetched again when asked for.
             owner?.photos.setFetching(blob, false)
-            owner?.spaceFetchEnded(blob)
             return
         }
         if owner.photos.chunkStored(blob, index: index) {
-            owner.spaceFetchEnded(blob)
             // A sealed photo whole here may be one of the user's direct messages': opened now if so.
             if owner.photos.entry(blob).manifest?.isSealed == true { Task { await owner.openDirectPhotos() } }
             photosChanged(now: true)

@@ -115,7 +115,8 @@ final class PhotoLibrary: Sendable {
     func chargeAutomatic(_ manifest: BlobManifest, budget: Int, automaticLimit: Int) -> Bool {
         state.withLock { state in
             guard let author = state.automaticAuthor.removeValue(forKey: manifest.hash) else { return true }
-            guard manifest.size <= automaticLimit else { return true }
+            // A sealed photo is paid for by its envelope's stamp, not by anyone's automatic share.
+            guard manifest.size <= automaticLimit, !manifest.isSealed else { return true }
             let used = state.automaticBytes[author, default: 0] + manifest.size
             guard used <= budget else { return false }
             state.automaticBytes[author] = used

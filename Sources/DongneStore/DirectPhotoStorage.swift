@@ -127,8 +127,11 @@ extension Store {
     /// Deletes every sealed photo that no envelope stored here names (its last envelope expired, a crash came
     /// between an expiry and its photos, or it was fetched by another way), but those in `keeping`; the photos
     /// deleted. A sealed photo is the space's alone: kept exactly as long as an envelope that paid for it.
-    public func sweepSpacePhotos(keeping: Set<BlobHash> = []) async throws(StoreError) -> [BlobHash] {
-        let named = Set(try spacePhotos().map(\.hash))
+    public func sweepSpacePhotos(keeping: @Sendable () -> Set<BlobHash> = { [] }) async throws(StoreError)
+        -> [BlobHash]
+    {
+        // In this order, so that a photo stored meanwhile is either not among those held, or among those being
+        // sent or named by then.
         let held = try blobs.read { connection throws(SQLiteError) in
             let statement = try connection.statement(
                 "SELECT hash FROM blob_manifests WHERE own = \(BlobHolder.space.rawValue)")
@@ -136,7 +139,9 @@ extension Store {
             while try statement.step() { if let hash = BlobHash(statement.blob(0)) { hashes.append(hash) } }
             return hashes
         }
-        let orphans = held.filter { !named.contains($0) && !keeping.contains($0) }
+        let sending = keeping()
+        let named = Set(try spacePhotos().map(\.hash))
+        let orphans = held.filter { !named.contains($0) && !sending.contains($0) }
         try await deleteSpaceBlobs(orphans)
         return orphans
     }

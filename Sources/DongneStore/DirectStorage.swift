@@ -304,7 +304,9 @@ extension Store {
 
     /// Deletes the envelopes past their retention at `now`, and the sealed photos no envelope left names (but those
     /// in `keeping`: being sent); how many envelopes it deleted, and the photos.
-    public func expireEnvelopesAndPhotos(at now: UInt64, keeping: Set<BlobHash> = []) async throws(StoreError)
+    public func expireEnvelopesAndPhotos(
+        at now: UInt64, keeping: @Sendable () -> Set<BlobHash> = { [] }
+    ) async throws(StoreError)
         -> (envelopes: Int, photos: [BlobHash])
     {
         guard now >= DirectSpace.retention else { return (0, try await sweepSpacePhotos(keeping: keeping)) }

@@ -37,6 +37,9 @@ import Testing
             guard case .success = result else { Issue.record("not stored: \(result)"); return }
         }
         #expect(try store.directSpaceSize().bytes == early.bytes.count + real.bytes.count + 1 + photo.size)
+        let reopened = try Store(path: directory.file("dongne.sqlite"), envelopeClock: { now })
+        #expect(try reopened.directSpaceSize() == store.directSpaceSize(), "the count read at start is the same")
+        reopened.close()
 
         let afterEarly = Self.start + DirectSpace.retention + Self.hour
         let first = try await store.expireEnvelopesAndPhotos(at: afterEarly)
@@ -56,10 +59,10 @@ import Testing
         defer { directory.remove() }
         let store = try Store(path: directory.file("dongne.sqlite"))
         let photo = try await Self.storeSealedPhoto(in: store)
-        #expect(try await store.sweepSpacePhotos(keeping: [photo.hash]).isEmpty, "being sent: kept")
+        #expect(try await store.sweepSpacePhotos(keeping: { [photo.hash] }).isEmpty, "being sent: kept")
+        #expect(try store.storedChunks(of: photo.hash) == [0])
         #expect(try await store.sweepSpacePhotos() == [photo.hash])
-        #expect(try store.blobManifest(photo.hash) == nil)
-        #expect(try store.blobUsage() == (0, 0))
+        #expect(try store.blobManifest(photo.hash) == nil && store.storedChunks(of: photo.hash).isEmpty)
     }
 
     @Test func aUsersPhotosAreRecordedPerMessageNotPerSealedPhoto() async throws {

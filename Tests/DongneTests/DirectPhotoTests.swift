@@ -124,7 +124,7 @@ import Testing
                 created: hour, by: .generate())
         }
         flooder.send(.batch(sequence: 1, documents: envelopes.map(\.bytes), acknowledges: []))
-        #expect(await ReconnectionTests.eventually(seconds: 10) {
+        #expect(await ReconnectionTests.eventually(seconds: 30) {
             (try? a.node.store.directSpaceSize().envelopes) == envelopes.count
         })
 

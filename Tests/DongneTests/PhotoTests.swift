@@ -246,7 +246,7 @@ import DongneSystem
         } throws: { error in
             guard case DongneError.photo(.tooLarge(let size, let limit)) = error else { return false }
             return size > limit && limit == BlobLimits.maximumBlobBytes
-                && "\(error)".contains("the most a photo may be is 32 MiB")
+                && "\(error)".contains("the most it may be is 32 MiB: send a smaller or scaled-down copy")
         }
         #expect(try node.node.store.blobUsage() == (0, 0), "nothing stored")
         #expect(try FileManager.default.contentsOfDirectory(atPath: node.directory).allSatisfy { !$0.hasPrefix("prepared-") },

@@ -22,7 +22,11 @@ extension PeerInstance {
         guard !waitingStems.isEmpty else { return }
         let waiting = waitingStems
         waitingStems = []
-        for (document, channel, photo) in waiting { stem(document, in: channel, photo: photo) }
+        for (document, channel, photo) in waiting {
+            stem(document, in: channel, photo: photo)
+            // The shell's asks after the stem found no peer then: the writer asks now, as relays will.
+            if let photo { askForOwnPhoto(photo) }
+        }
     }
 
     /// How long a sealed photo of this node's own is served to its envelope's first relay alone: time for that
