@@ -114,9 +114,9 @@ final class DirectCommands: Sendable {
     }
 
     /// The photo of the direct message `ref` names, if it is one shown in this session: the plain photo once
-    /// opened (what `/view` and `/save` take), else the sealed one's name. Nil for a reference of no direct
-    /// message (it may be a channel's).
-    func photo(_ ref: String) throws -> PhotoSnapshot? {
+    /// opened (what `/view` and `/save` take), else the sealed one's name; with a caption saying whose it is.
+    /// Nil for a reference of no direct message (it may be a channel's).
+    func photo(_ ref: String) throws -> (photo: PhotoSnapshot, caption: String)? {
         let found = state.withLock { state -> (DocumentID, DirectMessageSnapshot?)? in
             guard case .success(let id) = state.refs.message(ref) else { return nil }
             return (id, state.feeds.values.lazy.flatMap(\.messages).first { $0.id == id })
@@ -125,7 +125,9 @@ final class DirectCommands: Sendable {
         guard let message, case .photo = message.content, let photo = message.photo else {
             throw CommandError("#\(state.withLock { $0.refs.ref(for: id) }) is not a photo")
         }
-        return photo
+        let other = displayName(of: message.correspondent)
+        let whose = message.isOutgoing ? "your photo to \(other)" : "a photo from \(other), to you alone"
+        return (photo, whose)
     }
 
     /// `/location` while looking at a conversation.
@@ -172,7 +174,8 @@ final class DirectCommands: Sendable {
             let name = displayName(of: conversation.correspondent)
             let unread = conversation.unreadCount > 0 ? "\(conversation.unreadCount) unread" : "all read"
             let who = conversation.latest.isOutgoing ? "you" : "they"
-            let text = "* \(name): \(unread); last, \(who): \(Self.preview(conversation.latest.content))"
+            let latest = conversation.latest
+            let text = "* \(name): \(unread); last, \(who): \(Self.preview(latest.content, photo: latest.photo))"
             console.write(
                 ConsoleLine(
                     text: text, event: "conversation",
@@ -289,7 +292,13 @@ final class DirectCommands: Sendable {
         }
         for conversation in announce {
             let name = displayName(of: conversation.correspondent)
-            let text = "* direct message from \(name) (/dm \(Self.command(for: conversation)) to read it)"
+            let command = "/dm \(Self.command(for: conversation))"
+            let text =
+                if case .photo = conversation.latest.content {
+                    "* direct photo from \(name) (\(command) to see it)"
+                } else {
+                    "* direct message from \(name) (\(command) to read it)"
+                }
             console.write(
                 ConsoleLine(
                     text: text, colored: Palette.bold(text), event: "direct-notice",
@@ -375,15 +384,17 @@ final class DirectCommands: Sendable {
         case .location(let point): "📍 \(ConsoleLine.coordinates(point)) \(ConsoleLine.openStreetMapLink(point))"
         case .photo:
             if let info = photo?.info, photo?.availability == .available {
-                "📷 photo (\(ConsoleLine.photoFacts(info)))"
+                "📷 \(ConsoleLine.photoFacts(info))"
+            } else if photo?.availability == .missing, photo?.info == nil {
+                "📷 a photo that does not open"
             } else {
-                "📷 photo (sealed for you, on its way)"
+                "📷 a photo, on its way"
             }
         }
     }
 
-    private static func preview(_ content: MessageContent) -> String {
-        let body = VisibleText.lines(body(content)).joined(separator: " ")
+    private static func preview(_ content: MessageContent, photo: PhotoSnapshot?) -> String {
+        let body = VisibleText.lines(body(content, photo: photo)).joined(separator: " ")
         return body.count > 60 ? String(body.prefix(59)) + "…" : body
     }
 

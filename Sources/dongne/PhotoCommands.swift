@@ -34,7 +34,7 @@ extension Session {
     /// Draws a photo in the terminal with libchafa; its thumbnail while the photo is not here yet (and then asks
     /// peers for it).
     func viewPhoto(_ ref: String) async throws {
-        let hash = try photoHash(ref)
+        let (hash, caption) = try photoToShow(ref)
         let photo = node.photoSnapshot(hash)
         let (columns, rows) = Self.pictureSize()
         let mode = TerminalPicture.Mode.best(for: ProcessInfo.processInfo.environment)
@@ -58,6 +58,8 @@ extension Session {
             await node.fetchPhoto(hash)
             throw CommandError("the photo is not here yet: asked the peers for it")
         }
+        let shown = ref.hasPrefix("#") ? ref : "#" + ref
+        console.write(.notice("\(shown): \(caption)" + (photo.info.map { " (\(ConsoleLine.photoFacts($0)))" } ?? "")))
         console.write(.picture(drawing, ref: ref, photo: photo))
     }
 
@@ -140,25 +142,38 @@ extension Session {
 
     /// The photo `ref` names: a direct message's while the user looks at a conversation (or when no channel
     /// message has that reference), else a channel message's.
-    private func photoHash(_ ref: String) throws -> BlobHash {
-        if direct.viewing != nil, let photo = try direct.photo(ref) { return try openedHash(photo, ref) }
+    private func photoHash(_ ref: String) throws -> BlobHash { try photoToShow(ref).hash }
+
+    /// The photo `ref` names, with a caption saying whose it is and where it was sent.
+    private func photoToShow(_ ref: String) throws -> (hash: BlobHash, caption: String) {
+        if direct.viewing != nil, let found = try direct.photo(ref) { return try opened(found, ref) }
         let id: DocumentID
         do { id = try message(ref) } catch {
-            if let photo = try direct.photo(ref) { return try openedHash(photo, ref) }
+            if let found = try direct.photo(ref) { return try opened(found, ref) }
             throw error
         }
-        if let hash = shownPhoto(id) { return hash }
-        guard case .photo(let hash) = try currentChannel().moderation(of: id).message.content
-        else { throw CommandError("#\(ref.trimmingCharacters(in: ["#"])) is not a photo") }
-        return hash
+        let channel = try currentChannel()
+        let place = "in \(VisibleText.channel(channel.name.value))"
+        // A photo shown in this session may not be stored yet (shown as it arrived): its caption then says less.
+        if let shown = shownPhoto(id) {
+            let sender = (try? channel.moderation(of: id).message.senderName).map { "from \(VisibleText.name($0)) " }
+            return (shown, "a photo \(sender ?? "")\(place)")
+        }
+        let message = try channel.moderation(of: id).message
+        guard case .photo(let named) = message.content else {
+            throw CommandError("#\(ref.trimmingCharacters(in: ["#"])) is not a photo")
+        }
+        return (named, "a photo from \(VisibleText.name(message.senderName)) \(place)")
     }
 
     /// A direct message's photo, once opened: before, its bytes are ciphertext, of no use to draw or save.
-    private func openedHash(_ photo: PhotoSnapshot, _ ref: String) throws -> BlobHash {
-        guard photo.info != nil else {
+    private func opened(_ found: (photo: PhotoSnapshot, caption: String), _ ref: String) throws
+        -> (hash: BlobHash, caption: String)
+    {
+        guard found.photo.info != nil else {
             throw CommandError("the photo of \(ref.hasPrefix("#") ? ref : "#" + ref) is not here yet: it is on its way")
         }
-        return photo.hash
+        return (found.photo.hash, found.caption)
     }
 
     /// The terminal's size, less a line for the prompt; 80 × 24 when it cannot be told.

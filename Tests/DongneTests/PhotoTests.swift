@@ -253,6 +253,26 @@ import DongneSystem
             "the prepared file is gone")
     }
 
+    /// A truncated file is refused with what libvips found, not sent half grey, and nothing prints over the screen.
+    @Test func aTruncatedPhotoIsRefusedNotSentHalfGrey() async throws {
+        let fixture = try PhotoFixture.jpeg(width: 800, height: 600, gps: false)
+        defer { fixture.remove() }
+        let truncated = fixture.path + ".truncated.jpg"
+        defer { try? FileManager.default.removeItem(atPath: truncated) }
+        let bytes = try #require(FileManager.default.contents(atPath: fixture.path))
+        try bytes.prefix(5_000).write(to: URL(fileURLWithPath: truncated))
+        let node = try await TestNode.start()
+        defer { node.stop() }
+        let channel = try await node.node.join("서울특별시")
+        await #expect {
+            try await channel.send(photo: truncated)
+        } throws: { error in
+            guard case DongneError.photo(.imageFailed(let path, let reason)) = error else { return false }
+            return path == truncated && reason.contains("Premature end")
+        }
+        #expect(try node.node.store.blobUsage() == (0, 0), "nothing stored")
+    }
+
     @Test func aFileThatIsNotAPhotoIsRefusedWithAClearError() async throws {
         let node = try await TestNode.start()
         defer { node.stop() }

@@ -80,6 +80,7 @@ import DongneTestSupport
         #expect(try chat.terminal.screen().last == "[서울특별시] 반쯤 쓴 말", "the line being typed is kept")
         try chat.terminal.press("C-u")
         try chat.terminal.keys("/view \(ref)", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* \(ref): a photo from 민지 in 서울특별시 (800×600 JPEG") } })
         // libchafa's blocks and lines: many rows of them, whatever symbols it picked for the noise.
         let drawn = await chat.terminal.waitFor { screen in
             screen.filter { line in line.unicodeScalars.filter { (0x2500...0x259F).contains($0.value) }.count >= 20 }.count >= 5
@@ -197,16 +198,19 @@ import DongneTestSupport
         #expect(await chat.peer.waitFor { $0["event"] as? String == "direct-view" })
         chat.peer.type("/photo \(fixture.path)")
         #expect(await chat.peer.waitFor { $0["event"] as? String == "photo-progress" && $0["step"] as? String == "sending" })
-        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* direct message from 민지 (") } })
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* direct photo from 민지 (") } })
 
         try chat.terminal.keys("/dm 민지", enter: true)
         let opened = await chat.terminal.waitFor { screen in
-            screen.contains { $0.contains("→ you: 📷 photo (800×600 JPEG") || $0.contains("photo arrived (800×600 JPEG") }
+            screen.contains { $0.contains("→ you: 📷 800×600 JPEG") || $0.contains("photo arrived (800×600 JPEG") }
         }
         #expect(opened, "\((try? chat.terminal.screen()) ?? [])")
-        let line = try #require(try chat.terminal.screen().first { $0.hasPrefix("#") && $0.contains("→ you: 📷 photo") })
+        let line = try #require(try chat.terminal.screen().first { $0.hasPrefix("#") && $0.contains("→ you: 📷") })
         let ref = try #require(line.split(separator: " ").first.map(String.init))  // "#3fa2"
+        try chat.terminal.keys("/dms", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* 민지 (") && $0.contains("they: 📷 800×600 JPEG") } })
         try chat.terminal.keys("/view \(ref)", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* \(ref): a photo from 민지 (") && $0.contains("to you alone (800×600 JPEG") } })
         let drawn = await chat.terminal.waitFor { screen in
             screen.filter { line in line.unicodeScalars.filter { (0x2500...0x259F).contains($0.value) }.count >= 20 }.count >= 5
         }
