@@ -164,14 +164,7 @@ enum Sodium {
     static func chachaPolyDecrypt(
         key: [UInt8], nonce: [UInt8], associatedData: [UInt8], ciphertext: [UInt8]
     ) -> [UInt8]? {
-        ensureInitialised()
-        guard ciphertext.count >= 16 else { return nil }
-        var plaintext = [UInt8](repeating: 0, count: ciphertext.count - 16)
-        var length: UInt64 = 0
-        let result = crypto_aead_chacha20poly1305_ietf_decrypt(
-            &plaintext, &length, nil, ciphertext, UInt64(ciphertext.count), associatedData,
-            UInt64(associatedData.count), nonce, key)
-        return result == 0 ? plaintext : nil
+        aeadDecrypt(crypto_aead_chacha20poly1305_ietf_decrypt, key, nonce, associatedData, ciphertext)
     }
 
     /// XChaCha20-Poly1305 (IETF, 192-bit nonce) encryption: ciphertext followed by the 16-byte tag.
@@ -193,11 +186,22 @@ enum Sodium {
     static func xchachaPolyDecrypt(key: [UInt8], nonce: [UInt8], associatedData: [UInt8], ciphertext: [UInt8])
         -> [UInt8]?
     {
+        aeadDecrypt(crypto_aead_xchacha20poly1305_ietf_decrypt, key, nonce, associatedData, ciphertext)
+    }
+
+    /// One of libsodium's AEAD decryptions (they share a signature); nil when the tag does not match.
+    private static func aeadDecrypt(
+        _ decrypt: (
+            UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt64>?, UnsafeMutablePointer<UInt8>?,
+            UnsafePointer<UInt8>, UInt64, UnsafePointer<UInt8>?, UInt64, UnsafePointer<UInt8>, UnsafePointer<UInt8>
+        ) -> Int32,
+        _ key: [UInt8], _ nonce: [UInt8], _ associatedData: [UInt8], _ ciphertext: [UInt8]
+    ) -> [UInt8]? {
         ensureInitialised()
         guard ciphertext.count >= 16 else { return nil }
         var plaintext = [UInt8](repeating: 0, count: ciphertext.count - 16)
         var length: UInt64 = 0
-        let result = crypto_aead_xchacha20poly1305_ietf_decrypt(
+        let result = decrypt(
             &plaintext, &length, nil, ciphertext, UInt64(ciphertext.count), associatedData,
             UInt64(associatedData.count), nonce, key)
         return result == 0 ? plaintext : nil
