@@ -38,6 +38,8 @@ let package = Package(
         .target(name: "DongneNet", dependencies: ["DongneCore", "DongneSystem", "CDNSSD", "CSystem"]),
         // Photos: reading, turning upright, stripping and thumbnailing with libvips; drawing with libchafa.
         .target(name: "DongneImages", dependencies: ["DongneCore", "CVips", "CChafa"]),
+        // Where a point is: Korea's administrative borders (Data/korea-regions), looked up offline.
+        .target(name: "DongneRegions"),
         .target(
             name: "Dongne", dependencies: ["DongneCore", "DongneSystem", "DongneStore", "DongneNet", "DongneImages"]),
         .executableTarget(
@@ -51,7 +53,8 @@ let package = Package(
         .executableTarget(
             name: "dongne-bench",
             dependencies: [
-                "Dongne", "DongneCore", "DongneSystem", "DongneStore", "DongneNet", "DongneSimulation", "CSodium",
+                "Dongne", "DongneCore", "DongneSystem", "DongneStore", "DongneNet", "DongneSimulation", "DongneRegions",
+                "CSodium",
             ]),
         .executableTarget(name: "dongne-ingest-probe", dependencies: ["DongneCore", "DongneStore"]),
 
@@ -63,6 +66,7 @@ let package = Package(
         .testTarget(
             name: "DongneCoreTests", dependencies: ["DongneCore", "DongneVectors", "DongneSimulation"],
             exclude: ["NoiseVectors"]),
+        .testTarget(name: "DongneRegionsTests", dependencies: ["DongneRegions"]),
         .testTarget(
             name: "DongneStoreTests",
             dependencies: ["DongneCore", "DongneStore", "DongneSystem", "DongneTestSupport", "dongne-ingest-probe"]),

@@ -9,9 +9,10 @@ import Foundation
 //   swift run -c release dongne-bench sync
 //   swift run -c release dongne-bench delivery
 //   swift run -c release dongne-bench direct
+//   swift run -c release dongne-bench regions
 //   scripts/bench-lan                 (runs dongne-bench lan-node on the hosts of scripts/lan)
 
-let usage = "usage: dongne-bench ingest | listeners | simulate | sync | delivery | direct"
+let usage = "usage: dongne-bench ingest | listeners | simulate | sync | delivery | direct | regions"
 switch CommandLine.arguments.dropFirst().first {
 case "ingest":
     let met = try await IngestBenchmark.run()
@@ -30,6 +31,9 @@ case "delivery":
     exit(met ? 0 : 1)
 case "direct":
     let met = try await DirectBenchmark.run()
+    exit(met ? 0 : 1)
+case "regions":
+    let met = try RegionsBenchmark.run()
     exit(met ? 0 : 1)
 case "lan-node":
     let met = try await LanNode.run(Array(CommandLine.arguments.dropFirst(2)))
