@@ -49,9 +49,11 @@ extension Node {
     }
 
     /// The sealed photos that envelopes stored here name and that are not here whole: fetched again, at start and
-    /// every hour (a fetch abandoned while nobody served the photo yet, or one cut short by a restart).
+    /// every hour (a fetch abandoned while nobody served the photo yet, or one cut short by a restart). Those of
+    /// the newest envelopes, as many as may wait: envelopes naming photos nobody serves cost their sender a stamp
+    /// each, and must not cost this node a pass over all of them every hour.
     func resumeSpacePhotos() {
-        for photo in (try? store.spacePhotos()) ?? [] { fetchSpacePhoto(photo) }
+        for photo in (try? store.spacePhotos(limit: SpacePhotoFetches.maximumQueued)) ?? [] { fetchSpacePhoto(photo) }
     }
 
     private func startSpaceFetches(_ started: [SealedPhotoReference]) {
@@ -86,9 +88,13 @@ extension Node {
         for photo in unopened where !store.isBlocked(photo.author) {
             let entry = photos.entry(photo.sealed)
             guard let manifest = entry.manifest, entry.held?.isComplete == true else {
-                if let size = (try? store.spacePhotoSize(photo.sealed)) ?? nil {
-                    fetchSpacePhoto(SealedPhotoReference(hash: photo.sealed, size: size), isOwn: true)
+                guard let size = (try? store.spacePhotoSize(photo.sealed)) ?? nil else {
+                    // Its envelope expired before its ciphertext came: it can never be opened now, and is not
+                    // looked at again.
+                    changed = (try? await store.directPhotoIsUnreadable(message: photo.message)) != nil || changed
+                    continue
                 }
+                fetchSpacePhoto(SealedPhotoReference(hash: photo.sealed, size: size), isOwn: true)
                 continue
             }
             changed = await open(photo, manifest: manifest) || changed

@@ -18,7 +18,8 @@ public enum DirectPhotoState: Sendable, Hashable {
     case sealed
     /// Open: the plain photo's hash.
     case opened(BlobHash)
-    /// Its ciphertext did not open under the message's key, or held something that breaks a rule.
+    /// Its ciphertext did not open under the message's key, held something that breaks a rule, or never came
+    /// before the last envelope naming it expired.
     case unreadable
 }
 
@@ -54,7 +55,8 @@ extension Store {
         }
     }
 
-    /// Records that a message's sealed photo does not open: it is not tried again.
+    /// Records that a message's sealed photo cannot be opened (it does not open, or its ciphertext can no longer
+    /// come): it is not tried again.
     public func directPhotoIsUnreadable(message: DocumentID) async throws(StoreError) {
         try await writeSQL { connection throws(SQLiteError) in
             try connection.statement("UPDATE direct_photos SET unreadable = 1 WHERE message = ?")
@@ -90,10 +92,13 @@ extension Store {
         }
     }
 
-    /// The sealed photos the space's envelopes name here, each with the largest size an envelope paid for.
-    public func spacePhotos() throws(StoreError) -> [SealedPhotoReference] {
+    /// The sealed photos the space's envelopes name here, each with the largest size an envelope paid for; with a
+    /// `limit`, only that many, those of the newest envelopes first.
+    public func spacePhotos(limit: Int? = nil) throws(StoreError) -> [SealedPhotoReference] {
         try read { connection throws(SQLiteError) in
-            let statement = try connection.statement("SELECT blob, max(size) FROM space_photos GROUP BY blob")
+            let statement = try connection.statement(
+                "SELECT blob, max(size) FROM space_photos GROUP BY blob ORDER BY max(created) DESC LIMIT ?"
+            ).bind(.integer(Int64(limit ?? -1)))
             var found: [SealedPhotoReference] = []
             while try statement.step() {
                 if let hash = BlobHash(statement.blob(0)) {

@@ -296,14 +296,9 @@ extension Store {
             isPending: statement.integer(3) == 1, read: read)
     }
 
-    /// Deletes the envelopes past their retention at `now` (PROTOCOL.md §1.8); how many it deleted. The user's
+    /// Deletes the envelopes past their retention at `now` (PROTOCOL.md §1.8), and the sealed photos no envelope
+    /// left names (but those in `keeping`: being sent); how many envelopes it deleted, and the photos. The user's
     /// own messages stay: they are kept apart, for as long as the user wants them.
-    public func expireEnvelopes(at now: UInt64) async throws(StoreError) -> Int {
-        try await expireEnvelopesAndPhotos(at: now).envelopes
-    }
-
-    /// Deletes the envelopes past their retention at `now`, and the sealed photos no envelope left names (but those
-    /// in `keeping`: being sent); how many envelopes it deleted, and the photos.
     public func expireEnvelopesAndPhotos(
         at now: UInt64, keeping: @Sendable () -> Set<BlobHash> = { [] }
     ) async throws(StoreError)

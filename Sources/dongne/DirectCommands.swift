@@ -386,7 +386,7 @@ final class DirectCommands: Sendable {
             if let info = photo?.info, photo?.availability == .available {
                 "📷 \(ConsoleLine.photoFacts(info))"
             } else if photo?.availability == .missing, photo?.info == nil {
-                "📷 a photo that does not open"
+                "📷 a photo that cannot be opened"
             } else {
                 "📷 a photo, on its way"
             }

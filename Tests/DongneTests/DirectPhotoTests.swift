@@ -104,6 +104,36 @@ import Testing
         #expect(kept.documents.first?.photo?.hash == plain && kept.documents.first?.photo?.availability == .available)
     }
 
+    /// A photo whose ciphertext never came before its envelope expired can no longer be opened: it says so, and is
+    /// not looked for again.
+    @Test func aPhotoThatNeverCameBeforeItsEnvelopeExpiredShowsAsMissing() async throws {
+        let directory = NSTemporaryDirectory() + "dongne-dm-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let now = DirectMessageTests.now
+        var node = try await TestNode.start(name: "지수", listen: true, directory: directory, envelopeClock: now)
+        let (author, authorKey) = try await DirectMessageTests.rawPeer(of: node, carrying: DirectSpace.id)
+        let photo = SealedPhotoReference(hash: BlobHash(Bytes32(SealedPhoto.newKey())!), size: 1_000)
+        let inner = try Document.sign(
+            .direct(DirectMessage(recipient: node.node.publicKey, content: .photo(photo.hash), photoKey: SealedPhoto.newKey())),
+            created: now, by: authorKey)
+        let envelope = try SealedEnvelope.seal(
+            inner, from: authorKey, to: node.node.publicKey, wrapper: .generate(), at: now, photo: photo)
+        author.send(.batch(sequence: 1, documents: [envelope.bytes], acknowledges: []))
+        let conversation = node.node.conversation(with: authorKey.publicKey)
+        #expect(await ReconnectionTests.eventually(seconds: 30) {
+            (try? node.node.store.directPhoto(message: inner.id)) == .sealed
+        })
+        #expect(try await conversation.messages.getDocuments().documents.first?.photo?.info == nil)
+        await node.node.stop()
+
+        node = try await TestNode.start(
+            name: "지수", directory: directory, envelopeClock: now + DirectSpace.retention + DirectSpace.hour)
+        defer { node.stop() }
+        #expect(try node.node.store.directPhoto(message: inner.id) == .unreadable)
+        let shown = try await node.node.conversation(with: authorKey.publicKey).messages.getDocuments()
+        #expect(shown.documents.first?.photo?.availability == .missing)
+    }
+
     /// Envelopes may name photos nobody serves, for the price of their stamps: their fetches run a few at a time,
     /// and a channel's photo is fetched meanwhile as it would be without them (not 30 s later, when the fetches
     /// that gained nothing give up).
