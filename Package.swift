@@ -38,10 +38,11 @@ let package = Package(
         .target(name: "DongneNet", dependencies: ["DongneCore", "DongneSystem", "CDNSSD", "CSystem"]),
         // Photos: reading, turning upright, stripping and thumbnailing with libvips; drawing with libchafa.
         .target(name: "DongneImages", dependencies: ["DongneCore", "CVips", "CChafa"]),
-        // Where a point is: Korea's administrative borders (Data/korea-regions), looked up offline.
-        .target(name: "DongneRegions"),
+        // Where a point is: Korea's administrative borders (korea-regions/, shipped with the module), looked up offline.
+        .target(name: "DongneRegions", resources: [.copy("korea-regions")]),
         .target(
-            name: "Dongne", dependencies: ["DongneCore", "DongneSystem", "DongneStore", "DongneNet", "DongneImages"]),
+            name: "Dongne",
+            dependencies: ["DongneCore", "DongneSystem", "DongneStore", "DongneNet", "DongneImages", "DongneRegions"]),
         .executableTarget(
             name: "dongne",
             dependencies: ["Dongne", "DongneCore", "DongneSystem", "DongneStore", "DongneNet", "DongneImages"]),

@@ -3,7 +3,7 @@ import Foundation
 /// South Korea's administrative borders, looked up offline: which 시·도, 시·군·구 and 읍·면·동 a point is in.
 ///
 /// The borders are KOSTAT's of 2018 (통계청 통계지리정보서비스, Korea Open Government License type 1; see
-/// `Data/korea-regions/README.md`), in the compact form `scripts/derive-regions` makes, with the renames since
+/// `Sources/DongneRegions/korea-regions/README.md`), in the compact form `scripts/derive-regions` makes, with the renames since
 /// (강원특별자치도, 전북특별자치도, and 군위군 in 대구광역시). A point outside every 시·군·구 (abroad, or at sea) is in
 /// no place.
 public struct RegionMap: Sendable {
@@ -17,7 +17,19 @@ public struct RegionMap: Sendable {
         public let description: String
     }
 
-    /// The map in the file at `path` (`Data/korea-regions/regions.bin`).
+    /// The map shipped with this module (`korea-regions/regions.bin`), read once per process at its first use.
+    public static let shipped: Result<RegionMap, FormatError> = {
+        guard let path = Bundle.module.path(forResource: "regions", ofType: "bin", inDirectory: "korea-regions") else {
+            return .failure(FormatError(description: "the borders file is not installed beside the program"))
+        }
+        do { return .success(try RegionMap(contentsOf: path)) } catch let error as FormatError {
+            return .failure(error)
+        } catch {
+            return .failure(FormatError(description: "\(error)"))
+        }
+    }()
+
+    /// The map in the file at `path` (`Sources/DongneRegions/korea-regions/regions.bin`).
     public init(contentsOf path: String) throws {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw FormatError(description: "\(path): cannot be read")
@@ -56,6 +68,26 @@ public struct RegionMap: Sendable {
         let areas = level == 0 ? municipalities : submunicipalities
         let (x, y) = areas.quantized(latitude: latitude, longitude: longitude)
         return areas.features.first { $0.polygons.contains { areas.contains($0, x, y) } }?.area
+    }
+
+    /// Every place the map knows: one per 읍·면·동, and one per 시·군·구 with no 읍·면·동 (its `submunicipality` nil).
+    public func everyPlace() -> [Place] {
+        var municipalitiesByCode: [String: RegionLevel.Feature] = [:]
+        for feature in municipalities.features { municipalitiesByCode[feature.area.code] = feature }
+        var places: [Place] = []
+        var withSubmunicipalities: Set<String> = []
+        for feature in submunicipalities.features {
+            let code = String(feature.area.code.prefix(5))
+            guard let municipality = municipalitiesByCode[code], let province = provinces[municipality.province]
+            else { continue }
+            withSubmunicipalities.insert(code)
+            places.append(Place(province: province, municipality: municipality.area, submunicipality: feature.area))
+        }
+        for feature in municipalities.features where !withSubmunicipalities.contains(feature.area.code) {
+            guard let province = provinces[feature.province] else { continue }
+            places.append(Place(province: province, municipality: feature.area, submunicipality: nil))
+        }
+        return places
     }
 
     /// Where the point is; nil outside every 시·군·구.

@@ -1,7 +1,7 @@
 @_spi(Benchmark) import DongneRegions
 import Foundation
 
-/// `dongne-bench regions`: offline reverse geocoding (`Data/korea-regions`), beside a brute force over the same
+/// `dongne-bench regions`: offline reverse geocoding (`Sources/DongneRegions/korea-regions`), beside a brute force over the same
 /// data in the same run:
 ///
 /// - the time to load the borders (target < 50 ms) and the resident memory they take (target < 20 MiB);
@@ -9,7 +9,7 @@ import Foundation
 ///   every polygon of the level edge by edge, on the same points on land.
 enum RegionsBenchmark {
     static func run() throws -> Bool {
-        let path = FileManager.default.currentDirectoryPath + "/Data/korea-regions/regions.bin"
+        let path = FileManager.default.currentDirectoryPath + "/Sources/DongneRegions/korea-regions/regions.bin"
         // The first load's growth of resident memory, before any other load could leave freed pages to reuse.
         let before = ListenerBenchmark.residentMemoryMiB()
         let map = try RegionMap(contentsOf: path)

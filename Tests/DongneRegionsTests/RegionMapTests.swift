@@ -3,7 +3,7 @@ import Testing
 
 @testable import DongneRegions
 
-/// Offline reverse geocoding with KOSTAT's borders (Data/korea-regions). Every expected place below was computed
+/// Offline reverse geocoding with KOSTAT's borders (Sources/DongneRegions/korea-regions). Every expected place below was computed
 /// from KOSTAT's TopoJSON by a plain point-in-polygon written apart from this code (Python, every area tried); the
 /// points on either side of a border were placed 300 m off a border segment shared by the two 시·도 in KOSTAT's
 /// separate file of 시·도 borders, which the shipped map does not use.
@@ -11,7 +11,7 @@ import Testing
     static let map: RegionMap = {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        return try! RegionMap(contentsOf: root.appendingPathComponent("Data/korea-regions/regions.bin").path)
+        return try! RegionMap(contentsOf: root.appendingPathComponent("Sources/DongneRegions/korea-regions/regions.bin").path)
     }()
 
     /// A point in each of the 17 시·도 (its seat), with today's names.
@@ -87,7 +87,7 @@ import Testing
     @Test func aDamagedFileIsAClearErrorNotATrap() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let bytes = try [UInt8](Data(contentsOf: root.appendingPathComponent("Data/korea-regions/regions.bin")))
+        let bytes = try [UInt8](Data(contentsOf: root.appendingPathComponent("Sources/DongneRegions/korea-regions/regions.bin")))
         #expect(throws: RegionMap.FormatError.self) { try RegionMap(bytes: Array(bytes.prefix(bytes.count / 2))) }
         #expect(throws: RegionMap.FormatError.self) { try RegionMap(bytes: Array("not a map".utf8)) }
         #expect(throws: RegionMap.FormatError.self) { try RegionMap(bytes: bytes + [0]) }
