@@ -43,11 +43,7 @@ enum MessageFields {
         case .text(let text):
             try TextRules.check(text, field: "text", limit: DocumentLimits.maximumTextBytes, allowsLineBreaks: true)
         case .photo: break
-        case .location(let point):
-            guard point.latitude.isFinite else { throw .nonFiniteNumber(field: "latitude") }
-            guard point.longitude.isFinite else { throw .nonFiniteNumber(field: "longitude") }
-            guard (-90.0...90.0).contains(point.latitude) else { throw .latitudeOutOfRange(point.latitude) }
-            guard (-180.0...180.0).contains(point.longitude) else { throw .longitudeOutOfRange(point.longitude) }
+        case .location(let point): try point.validate()
         }
     }
 
