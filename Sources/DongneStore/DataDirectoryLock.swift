@@ -23,7 +23,7 @@ public final class DataDirectoryLock: Sendable {
             throw .file(
                 path: path, reason: "cannot open the lock file: \(SystemError.last(function: "open").explanation)")
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        guard Self.lock(descriptor) else {
             let holder = Self.holder(descriptor)
             close(descriptor)
             throw .locked(path: directory, holder: holder)
@@ -44,12 +44,35 @@ public final class DataDirectoryLock: Sendable {
 
     deinit { release() }
 
-    /// "process 1234 (dongne)", from the pid the holder wrote and what the kernel says that process runs.
-    private static func holder(_ descriptor: Int32) -> String {
+    /// How long a lock that this very process wrote is waited for before it counts as held.
+    static let ownReleaseWait: Duration = .seconds(1)
+
+    /// Takes the lock without blocking; when this process itself wrote it, waits up to ``ownReleaseWait`` for it.
+    ///
+    /// A lock belongs to the open file, which a child being spawned shares until it runs its program (the
+    /// descriptor is close-on-exec): a node of this process that just released the lock may still hold it through
+    /// such a child for a moment. Another process's lock is refused at once.
+    private static func lock(_ descriptor: Int32) -> Bool {
+        if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return true }
+        guard holderPID(descriptor) == getpid() else { return false }
+        let deadline = ContinuousClock.now + ownReleaseWait
+        while ContinuousClock.now < deadline {
+            usleep(5_000)
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return true }
+        }
+        return false
+    }
+
+    /// The process id the holder wrote, if it wrote one.
+    private static func holderPID(_ descriptor: Int32) -> Int32? {
         var buffer = [UInt8](repeating: 0, count: 32)
         let count = pread(descriptor, &buffer, buffer.count, 0)
-        let text = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
-        guard let pid = Int32(text.trimmingCharacters(in: "\n ")) else { return "another process" }
+        return Int32(String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: "\n "))
+    }
+
+    /// "process 1234 (dongne)", from the pid the holder wrote and what the kernel says that process runs.
+    private static func holder(_ descriptor: Int32) -> String {
+        guard let pid = holderPID(descriptor) else { return "another process" }
         guard let command = command(of: pid) else { return "process \(pid)" }
         return "process \(pid) (\(command))"
     }
