@@ -14,12 +14,11 @@ public struct Channel: Sendable {
     public var messages: Query { Query(node: node, spec: MessageQuery(channel: id)) }
 
     /// Sends a message: signs it, stores it, and shows it to local listeners (as a pending write) before
-    /// returning its id. When the node has a region, only that region's channel accepts messages.
+    /// returning its id. Under ``PostingRule/ownNeighbourhood``, a channel named after a place the user is
+    /// not in refuses it (``DongneError/notYourNeighbourhood(channel:mayPostIn:)``).
     @discardableResult
     public func send(_ content: MessageContent) async throws -> DocumentID {
-        if let region = node.region, region.id != id {
-            throw DongneError.notYourRegion(channel: name.value, region: region.value)
-        }
+        try node.checkMayPost(in: name)
         let message = Message(channel: id, senderName: node.displayName, content: content)
         return try await node.publish(.message(message)).id
     }

@@ -8,9 +8,15 @@ public struct Configuration: Sendable {
     public var dataDirectory: String
     /// The name shown beside this user's messages. A label only: never unique, never an identity.
     public var displayName: String
-    /// The channel of the region the user is in. When set, messages can be sent only there, as in the seed app;
-    /// reports and retracts work everywhere. Nil allows posting in any channel.
-    public var region: String?
+    /// Where the user is, when they say so (`--location`): remembered, and used while no GPS has a recent fix.
+    /// Nil keeps the position remembered from before, if any.
+    public var location: Location?
+    /// Where gpsd answers (`HOST:PORT`; it listens on `127.0.0.1:2947`), or nil to ask no GPS (the default for
+    /// programs; the `dongne` command asks gpsd unless given `--no-gps`).
+    public var gpsd: String?
+    /// Where the user may post until they choose otherwise (``Node/setPostingRule(_:)``): ``PostingRule/anywhere``
+    /// for programs; the `dongne` command uses ``PostingRule/ownNeighbourhood``, as the seed app did.
+    public var postingRule = PostingRule.anywhere
     /// Reports that hide a message (3, as in the seed app).
     public var reportThreshold: Int
     /// How long after this node stored a poster's first message in a channel their reports there count
@@ -62,14 +68,14 @@ public struct Configuration: Sendable {
 
     /// A configuration; only the data directory and the display name have no default.
     public init(
-        dataDirectory: String, displayName: String, region: String? = nil, reportThreshold: Int = 3,
+        dataDirectory: String, displayName: String, location: Location? = nil, reportThreshold: Int = 3,
         clock: NodeClock = .system, listenPort: UInt16? = nil, peers: [String] = [],
         networkPassphrase: String = NetworkKey.defaultPassphrase, discovery: Bool = false
     ) {
         self.discovery = discovery
         self.dataDirectory = dataDirectory
         self.displayName = displayName
-        self.region = region
+        self.location = location
         self.reportThreshold = reportThreshold
         self.clock = clock
         self.listenPort = listenPort

@@ -8,8 +8,9 @@ public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
     case orderAlreadySet
     /// The document breaks a protocol rule (see `Protocol/PROTOCOL.md`).
     case invalidDocument(DocumentError)
-    /// Messages can be sent only in the channel of the user's region.
-    case notYourRegion(channel: String, region: String)
+    /// The posting rule (``PostingRule/ownNeighbourhood``) keeps the user to the channels of where they are:
+    /// `channel` is named after a place they are not in; these are the place channels they may post in.
+    case notYourNeighbourhood(channel: String, mayPostIn: [String])
     /// No message with this id is stored in this channel.
     case unknownMessage(DocumentID)
     /// Only a message's author can retract it.
@@ -34,8 +35,8 @@ public enum DongneError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidLimit(let limit): "a limit must be at least 1, not \(limit)"
         case .orderAlreadySet: "a query has one order(by:)"
         case .invalidDocument(let error): "\(error)"
-        case .notYourRegion(let channel, let region):
-            "you can post only in your region's channel (\(region)), not in \(channel)"
+        case .notYourNeighbourhood(let channel, let allowed):
+            "you are not in \(channel): you can post in the channels of where you are (\(allowed.joined(separator: ", ")))"
         case .unknownMessage(let id): "no message \(id) in this channel"
         case .notTheAuthor(let id): "only its author can retract message \(id)"
         case .invalidAddress(let address): "\(address) is not HOST:PORT"

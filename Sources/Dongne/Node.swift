@@ -32,7 +32,8 @@ public final class Node: Sendable {
     let source: SnapshotSource
     /// What this node holds of each photo.
     let photos: PhotoLibrary
-    let region: ChannelName?
+    /// Where the node is (see ``whereabouts``).
+    let whereaboutsShell: NodeWhereabouts
     /// The current display name, readable from any thread.
     private let profile: Locked<String>
     let clock: MonotonicClock
@@ -57,8 +58,7 @@ public final class Node: Sendable {
     public var displayName: String { profile.get() }
 
     private init(
-        configuration: Configuration, identity: StampedIdentity, store: Store, region: ChannelName?,
-        loop: EventLoop, directoryLock: DataDirectoryLock
+        configuration: Configuration, identity: StampedIdentity, store: Store, loop: EventLoop, directoryLock: DataDirectoryLock
     ) {
         self.directoryLock = directoryLock
         self.network = LockedNetwork()
@@ -66,7 +66,9 @@ public final class Node: Sendable {
         self.configuration = configuration
         self.stampedIdentity = identity
         self.store = store
-        self.region = region
+        whereaboutsShell = NodeWhereabouts(
+            store: store, usesGPS: configuration.gpsd != nil, defaultRule: configuration.postingRule,
+            now: NodeClock.system.now)
         self.profile = Locked(configuration.displayName)
         self.clock = MonotonicClock(configuration.clock)
         let policy = ModerationPolicy(reportThreshold: max(1, configuration.reportThreshold))
@@ -95,9 +97,13 @@ public final class Node: Sendable {
             throw StoreError.file(
                 path: directory, reason: "cannot create the data directory: \(error.localizedDescription)")
         }
-        var region: ChannelName? = nil
-        if let name = configuration.region {
-            do { region = try ChannelName(normalizing: name) } catch { throw DongneError.invalidDocument(error) }
+        var gpsd: SocketAddress?
+        if let address = configuration.gpsd {
+            guard let parsed = SocketAddress(address) else { throw DongneError.invalidAddress(address) }
+            gpsd = parsed
+        }
+        if let location = configuration.location {
+            do { try location.validate() } catch { throw DongneError.invalidDocument(error) }
         }
         let lock = try DataDirectoryLock(directory: directory)
         let key = try IdentityFile.loadOrCreate(at: directory + "/" + IdentityFile.fileName)
@@ -119,8 +125,9 @@ public final class Node: Sendable {
             throw DongneError.networkUnavailable("cannot start the network's thread: \(error)")
         }
         let node = Node(
-            configuration: configuration, identity: identity, store: store, region: region, loop: loop,
-            directoryLock: lock)
+            configuration: configuration, identity: identity, store: store, loop: loop, directoryLock: lock)
+        if let location = configuration.location { try await node.setLocation(location) }
+        if let gpsd { node.whereaboutsShell.startGPS(at: gpsd, on: loop) }
         // A new name, or no profile of this node's stored (a store from before profiles were offered to peers).
         if try store.setting(Self.displayNameSetting) != Array(configuration.displayName.utf8)
             || store.latestProfile(of: node.publicKey) == nil
@@ -181,6 +188,7 @@ public final class Node: Sendable {
         stopping.set(true)
         stampedIdentity.stop()
         envelopeKeys.stop()
+        whereaboutsShell.stop()
         await network.get()?.stop()
         store.close()
         directoryLock.release()

@@ -19,9 +19,7 @@ extension Node {
     func sendPhoto(
         _ path: String, in channel: Channel, progress: @escaping @Sendable (PhotoSendingProgress) -> Void
     ) async throws -> DocumentID {
-        if let region, region.id != channel.id {
-            throw DongneError.notYourRegion(channel: channel.name.value, region: region.value)
-        }
+        try checkMayPost(in: channel.name)
         // Latency compensation: a message's id is the hash of its signed bytes, which name the photo's manifest,
         // which exists only once the photo is prepared. Until then listeners see a placeholder of a provisional
         // id, a pending write whose photo is `preparing` with the file picked; then the real message is added

@@ -70,6 +70,16 @@ extension Store {
         }
     }
 
+    /// How many messages of a channel this node stores, and from how many authors (`/nearby`).
+    public func messageActivity(in channel: ChannelID) throws(StoreError) -> (messages: Int, people: Int) {
+        try read { connection throws(SQLiteError) in
+            let statement = try connection.statement(
+                "SELECT count(*), count(DISTINCT author) FROM documents WHERE channel = ? AND kind = ?"
+            ).bind(.blob(channel.bytes), .integer(Int64(DocumentKind.message.number)))
+            return try statement.step() ? (Int(statement.integer(0)), Int(statement.integer(1))) : (0, 0)
+        }
+    }
+
     /// How many documents are stored.
     public func documentCount() throws(StoreError) -> Int {
         try read { connection throws(SQLiteError) in Int(try connection.scalarInteger("SELECT count(*) FROM documents"))

@@ -1,3 +1,4 @@
+import Dongne
 import DongneNet
 import Foundation
 
@@ -9,6 +10,12 @@ enum Command: Equatable {
     case history(Int)
     case more
     case location(latitude: Double, longitude: Double)
+    /// `/location` alone: where the user is.
+    case locationHere
+    case whereShow
+    case whereSet(Location?)
+    case posting(PostingRule)
+    case nearby
     case photo(path: String)
     case save(ref: String, path: String)
     case view(ref: String)
@@ -36,7 +43,8 @@ enum Command: Equatable {
 
     /// Every command's name, for Tab.
     static let commandNames = [
-        "/join", "/part", "/channels", "/names", "/history", "/more", "/location", "/photo", "/save", "/view",
+        "/join", "/part", "/channels", "/names", "/history", "/more", "/location", "/where", "/posting", "/nearby",
+        "/photo", "/save", "/view",
         "/open", "/avatar", "/report", "/retract", "/block",
         "/unblock", "/blocks", "/nick", "/whoami", "/peers", "/connect", "/dm", "/dms", "/receipts", "/help", "/quit",
     ]
@@ -68,7 +76,12 @@ enum Command: Equatable {
         case "channels": return noArguments(rest, .channels)
         case "history": return page(rest)
         case "more": return noArguments(rest, .more)
-        case "location": return location(rest)
+        case "location": return rest.isEmpty ? .success(.locationHere) : location(rest)
+        case "where": return whereCommand(rest)
+        case "posting":
+            guard let rule = PostingRule(rawValue: rest) else { return usage("/posting neighbourhood|anywhere") }
+            return .success(.posting(rule))
+        case "nearby": return noArguments(rest, .nearby)
         case "photo": return rest.isEmpty ? usage("/photo PATH") : .success(.photo(path: Self.path(rest)))
         case "save":
             let parts = rest.split(separator: " ", maxSplits: 1).map(String.init)
@@ -159,6 +172,14 @@ enum Command: Equatable {
         return .success(.location(latitude: latitude, longitude: longitude))
     }
 
+    private static func whereCommand(_ rest: String) -> Result<Command, CommandError> {
+        if rest.isEmpty { return .success(.whereShow) }
+        if rest == "forget" { return .success(.whereSet(nil)) }
+        do { return .success(.whereSet(try Location(parsing: rest))) } catch {
+            return .failure(CommandError("\(error) (/where LAT LON, or /where forget)"))
+        }
+    }
+
     private var name: String {
         switch self {
         case .channels: "/channels"
@@ -169,6 +190,7 @@ enum Command: Equatable {
         case .peers: "/peers"
         case .names: "/names"
         case .dms: "/dms"
+        case .nearby: "/nearby"
         default: "this command"
         }
     }
@@ -181,7 +203,12 @@ enum Command: Equatable {
           /names                 who posts in this channel, and who of them is connected
           /history [N]           show the last N messages (20)
           /more                  show the 20 messages before the oldest shown
-          /location LAT LON      send a location
+          /location [LAT LON]    send a location (without one: where you are)
+          /where [LAT LON]       where you are, and what follows (with LAT LON: say where you are; a GPS through
+                                 gpsd wins while it has a fix; /where forget forgets it)
+          /nearby                the channels for where you are, with how many people and messages each has
+          /posting RULE          neighbourhood: post in place channels only where you are (the default);
+                                 anywhere: in any channel
           /photo PATH            send a photo (JPEG, PNG, WebP or HEIC; its metadata, GPS above all, is removed),
                                  sealed for one person while you look at a conversation
           /save REF PATH         write a photo to a file, as it was sent

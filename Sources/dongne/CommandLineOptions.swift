@@ -7,7 +7,9 @@ struct CommandLineOptions: Equatable {
     var dataDirectory = Configuration.defaultDataDirectory
     var displayName: String? = nil
     var channel: String? = nil
-    var region: String? = nil
+    var location: Location? = nil
+    /// Where gpsd answers; nil with `--no-gps`.
+    var gpsd: String? = "127.0.0.1:2947"
     var json = false
     var showHelp = false
     var port: UInt16? = 4_747
@@ -23,14 +25,19 @@ struct CommandLineOptions: Equatable {
     var directHoldBack = 3.0
 
     static let usage = """
-        usage: dongne [--data DIR] [--name NAME] [--channel NAME] [--region NAME] [--port N] [--listen ADDRESS]
+        usage: dongne [--data DIR] [--name NAME] [--channel NAME] [--location LAT,LON] [--port N] [--listen ADDRESS]
                       [--peer HOST:PORT]… [--network-key SECRET] [--reporter-standing HOURS] [--stamp-strength BITS]
-                      [--dm-hold-back SECONDS] [--no-dnssd] [--json] [--help]
+                      [--dm-hold-back SECONDS] [--gpsd HOST:PORT] [--no-gps] [--no-dnssd]
+                      [--json] [--help]
 
           --data DIR        where the identity key and the store live (default: \(Configuration.defaultDataDirectory))
           --name NAME       the name shown beside your messages (a label, not an identity)
           --channel NAME    the channel to join at start
-          --region NAME     the channel of your region: you can post only there
+          --location LAT,LON
+                            where you are, in decimal degrees (e.g. 37.5759,126.9769): remembered, and used
+                            while no GPS has a fix; it names your neighbourhood's channels, where you can post
+          --gpsd HOST:PORT  where gpsd (the GPS daemon) answers (default 127.0.0.1:2947)
+          --no-gps          do not ask gpsd for a position
           --port N          accept peers on TCP port N (default 4747; 0: any free port; --port off: none)
           --listen ADDRESS  accept peers on this IPv4 address only (default 0.0.0.0: every interface)
           --peer HOST:PORT  connect to a peer at start (repeatable)
@@ -64,7 +71,8 @@ struct CommandLineOptions: Equatable {
             case "--help", "-h": options.showHelp = true
             case "--json": options.json = true
             case "--no-dnssd": options.discovery = false
-            case "--data", "--name", "--channel", "--region", "--port", "--listen", "--peer", "--network-key",
+            case "--no-gps": options.gpsd = nil
+            case "--data", "--name", "--channel", "--location", "--gpsd", "--port", "--listen", "--peer", "--network-key",
                 "--reporter-standing", "--stamp-strength", "--dm-hold-back":
                 guard let value = rest.popFirst(), !value.isEmpty else {
                     return .failure(UsageError(message: "\(argument) needs a value"))
@@ -82,7 +90,11 @@ struct CommandLineOptions: Equatable {
         case "--data": dataDirectory = value
         case "--name": displayName = value
         case "--channel": channel = value
-        case "--region": region = value
+        case "--location":
+            do { location = try Location(parsing: value) } catch { return "--location: \(error)" }
+        case "--gpsd":
+            guard SocketAddress(value) != nil else { return "--gpsd takes HOST:PORT, e.g. 127.0.0.1:2947" }
+            gpsd = value
         case "--port":
             guard value != "off" else { port = nil; return nil }
             guard let number = UInt16(value) else { return "--port takes a number from 0 to 65535, or off" }

@@ -59,6 +59,8 @@ struct ConsoleLine: Sendable, Equatable {
         var today: LocalTime?
         /// Whether the message mentions the user.
         var mentionsYou = false
+        /// A location message's place and distance from the user.
+        var location: LocationDescription? = nil
     }
 
     /// A message, as `#REF HH:MM NAME (FINGERPRINT): CONTENT`, its other lines indented and marked.
@@ -75,9 +77,9 @@ struct ConsoleLine: Sendable, Equatable {
             fields["text"] = text
             body = VisibleText.body(text)
         case .location(let point):
-            fields["latitude"] = point.latitude
-            fields["longitude"] = point.longitude
-            body = "📍 \(coordinates(point)) \(openStreetMapLink(point))"
+            let words = style.location ?? LocationDescription(location: point, place: nil, distance: nil)
+            fields.merge(locationFields(words)) { $1 }
+            body = locationBody(words)
         case .photo(let hash):
             fields["photo"] = Hex.encode(hash.bytes)
             if let info = message.photo?.info {
@@ -139,12 +141,28 @@ struct ConsoleLine: Sendable, Equatable {
             fields: ["id": message.id.hex, "ref": ref, "pending": false])
     }
 
-    static func coordinates(_ point: Location) -> String {
-        String(format: "%.5f, %.5f", point.latitude, point.longitude)
+    /// A location as people read it: `📍 사직동, 종로구, 서울특별시 · 1.2 km · 37.57634, 126.96880 LINK`.
+    static func locationBody(_ words: LocationDescription) -> String {
+        let parts = [words.placeName, words.distance.map { $0 < 10 ? "here" : GreatCircle.spoken(metres: $0) + " from you" }].compactMap { $0 }
+        return "📍 " + (parts.isEmpty ? "" : parts.joined(separator: " · ") + " · ")
+            + "\(coordinates(words.location)) \(words.mapLink)"
     }
 
-    static func openStreetMapLink(_ point: Location) -> String {
-        let latitude = String(format: "%.5f", point.latitude), longitude = String(format: "%.5f", point.longitude)
-        return "https://www.openstreetmap.org/?mlat=\(latitude)&mlon=\(longitude)#map=16/\(latitude)/\(longitude)"
+    /// The JSON form of a location: coordinates, and the place and distance when known.
+    static func locationFields(_ words: LocationDescription) -> [String: any Sendable] {
+        var fields: [String: any Sendable] = [
+            "latitude": words.location.latitude, "longitude": words.location.longitude,
+        ]
+        if let place = words.place {
+            fields["province"] = place.province.name
+            fields["municipality"] = place.municipality.name
+            if let submunicipality = place.submunicipality { fields["submunicipality"] = submunicipality.name }
+        }
+        if let distance = words.distance { fields["distance"] = Int(distance.rounded()) }
+        return fields
+    }
+
+    static func coordinates(_ point: Location) -> String {
+        String(format: "%.5f, %.5f", point.latitude, point.longitude)
     }
 }

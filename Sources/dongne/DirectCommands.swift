@@ -329,7 +329,7 @@ final class DirectCommands: Sendable {
     private func line(for message: DirectMessageSnapshot, ref: String, today: LocalTime?) -> ConsoleLine {
         let time = Timestamp.text(message.created, today: today)
         let other = displayName(of: message.correspondent)
-        let body = Self.body(message.content, photo: message.photo)
+        let body = Self.body(message.content, photo: message.photo, location: node.describeLocation(of: message.content))
         let status = message.isOutgoing ? " " + Status(message).mark : ""
         let who = message.isOutgoing ? "you → \(other)" : "\(other) → you"
         var fields: [String: any Sendable] = [
@@ -340,7 +340,9 @@ final class DirectCommands: Sendable {
         ]
         switch message.content {
         case .text(let text): fields["text"] = text
-        case .location(let point): (fields["latitude"], fields["longitude"]) = (point.latitude, point.longitude)
+        case .location(let point):
+            let words = node.describeLocation(of: message.content) ?? LocationDescription(location: point, place: nil, distance: nil)
+            fields.merge(ConsoleLine.locationFields(words)) { $1 }
         case .photo(let hash):
             fields["photo"] = Hex.encode((message.photo?.hash ?? hash).bytes)
             fields["photoAvailable"] = message.photo?.availability == .available
@@ -378,10 +380,13 @@ final class DirectCommands: Sendable {
         return "\(VisibleText.name(name)) (\(fingerprint))"
     }
 
-    private static func body(_ content: MessageContent, photo: PhotoSnapshot? = nil) -> String {
+    private static func body(
+        _ content: MessageContent, photo: PhotoSnapshot? = nil, location: LocationDescription? = nil
+    ) -> String {
         switch content {
         case .text(let text): VisibleText.body(text)
-        case .location(let point): "📍 \(ConsoleLine.coordinates(point)) \(ConsoleLine.openStreetMapLink(point))"
+        case .location(let point):
+            ConsoleLine.locationBody(location ?? LocationDescription(location: point, place: nil, distance: nil))
         case .photo:
             if let info = photo?.info, photo?.availability == .available {
                 "📷 \(ConsoleLine.photoFacts(info))"

@@ -10,6 +10,12 @@ enum Explanation {
         case let error as CommandError: .error(error.message)
         case DongneError.unknownMessage(let id): .error("#\(id.hex.prefix(4)) is not a message of this channel")
         case DongneError.invalidDocument(let rule): .error(words(rule), code: rule.rule)
+        case DongneError.notYourNeighbourhood(let channel, let allowed):
+            .error(
+                "\(VisibleText.channel(channel)) is a place you are not in: you can post in "
+                    + allowed.map { VisibleText.channel($0) }.joined(separator: ", ")
+                    + " (and in channels not named after a place); /posting anywhere lifts the rule",
+                code: "not-your-neighbourhood")
         case let rule as DocumentError: .error(words(rule), code: rule.rule)
         case StoreError.sqlite(let failure) where failure.isDiskFull:
             .error(

@@ -53,12 +53,15 @@ final class Session: Sendable {
     let peers: PeerCommands
     /// `/dm`, `/dms`, `/receipts`, and what direct messages print.
     let direct: DirectCommands
+    /// `/where`, `/posting`, `/nearby`, and what the REPL says when the GPS or the neighbourhood changes.
+    let whereabouts: WhereCommands
 
     init(node: Node, console: any Console, isJSON: Bool, today: @escaping @Sendable () -> LocalTime?) {
         self.node = node
         self.console = console
         self.peers = PeerCommands(node: node, console: console)
         self.direct = DirectCommands(node: node, console: console, today: today)
+        self.whereabouts = WhereCommands(node: node, console: console)
         self.isJSON = isJSON
         self.today = today
     }
@@ -84,6 +87,7 @@ final class Session: Sendable {
     /// Stops listening.
     func close() {
         direct.close()
+        whereabouts.close()
         let registrations = state.withLock { state in
             defer {
                 state.registrations.removeAll()
@@ -104,6 +108,16 @@ final class Session: Sendable {
                 return try await direct.send(location: Location(latitude: latitude, longitude: longitude))
             }
             try await currentChannel().send(.location(latitude: latitude, longitude: longitude))
+        case .locationHere:
+            guard let here = node.whereabouts.position?.location else {
+                return console.write(.error("where you are is not known: /where LAT LON sets it, or /location LAT LON"))
+            }
+            if direct.viewing != nil { return try await direct.send(location: here) }
+            try await currentChannel().send(.location(here))
+        case .whereShow: whereabouts.show()
+        case .whereSet(let location): try await whereabouts.set(location)
+        case .posting(let rule): try await whereabouts.setPosting(rule)
+        case .nearby: try whereabouts.nearby()
         case .dm(let user, let text): try await directMessage(user, text)
         case .dms: try await direct.list()
         case .receipts(let on): try await direct.setReceipts(on)
@@ -397,7 +411,7 @@ final class Session: Sendable {
             let style = ConsoleLine.MessageStyle(
                 ref: state.refs.ref(for: message.id), channel: name,
                 fingerprint: People.displayedFingerprint(of: message.author, among: known), today: today,
-                mentionsYou: mentionsMe(message))
+                mentionsYou: mentionsMe(message), location: node.describeLocation(of: message.content))
             console.write(.message(message, style))
             state.feeds[channel]?.shown(message)
             if case .photo(let hash) = message.content, state.followedPhotos.updateValue(hash, forKey: message.id) == nil {
@@ -638,7 +652,7 @@ final class Session: Sendable {
             ConsoleLine.MessageStyle(
                 ref: state.refs.ref(for: message.id), channel: channel.name.value,
                 fingerprint: People.displayedFingerprint(of: message.author, among: knownKeys()), today: today(),
-                mentionsYou: mentionsMe(message))
+                mentionsYou: mentionsMe(message), location: node.describeLocation(of: message.content))
         }
         console.write(.message(message, style))
         console.write(.hidden(moderation, ref: style.ref, listing: false))

@@ -32,9 +32,11 @@ let clock =
 let storedName = try? Store.savedDisplayName(inDataDirectory: options.dataDirectory)
 var configuration = Configuration(
     dataDirectory: options.dataDirectory, displayName: options.displayName ?? storedName ?? "anonymous",
-    region: options.region, clock: clock, listenPort: options.port, peers: options.peers,
+    location: options.location, clock: clock, listenPort: options.port, peers: options.peers,
     networkPassphrase: options.networkKey, discovery: options.discovery)
 configuration.listenAddress = options.listenAddress
+configuration.gpsd = options.gpsd
+configuration.postingRule = .ownNeighbourhood
 configuration.reporterStandingAge = UInt64(options.reporterStandingHours * 3_600_000)
 configuration.admission.requiredStampStrength = options.stampStrength
 let longestHoldBack = Duration.milliseconds(Int64(options.directHoldBack * 1_000))
@@ -74,6 +76,7 @@ console.write(
 if let address = node.listeningAddress {
     console.write(ConsoleLine(text: "* listening on \(address)", event: "listening", fields: ["address": address]))
 }
+await session.whereabouts.start()
 session.peers.follow()
 await session.followJoinedChannels()
 session.followDirectMessages()

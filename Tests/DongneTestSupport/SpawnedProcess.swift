@@ -29,8 +29,18 @@ public final class SpawnedProcess: @unchecked Sendable {
     private var pid: pid_t = 0
     private var status: Int32?
 
+    /// Whether the child leads a process group of its own, so that ``terminateGroup()`` reaches the processes
+    /// it starts (gpsfake's gpsd) too.
+    public var ownProcessGroup = false
+
     /// A process not started yet.
     public init() {}
+
+    /// Sends SIGTERM to the child's process group (see ``ownProcessGroup``).
+    public func terminateGroup() {
+        let child = lock.withLock { status == nil ? pid : 0 }
+        if child > 0 { kill(-child, SIGTERM) }
+    }
 
     /// The child's process id, once started.
     public var processIdentifier: Int32 { lock.withLock { pid } }
@@ -63,6 +73,11 @@ public final class SpawnedProcess: @unchecked Sendable {
         guard closing == 0 else { throw POSIXError(POSIXErrorCode(rawValue: closing) ?? .EINVAL) }
         var attributes = Self.cleanSignalState()
         defer { posix_spawnattr_destroy(&attributes) }
+        if ownProcessGroup {
+            posix_spawnattr_setpgroup(&attributes, 0)
+            posix_spawnattr_setflags(
+                &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        }
         var child: pid_t = 0
         let result = Self.withCStrings([path] + arguments) { argv in
             Self.withCStrings(environment.map { $0.map { "\($0.key)=\($0.value)" } }) { envp in

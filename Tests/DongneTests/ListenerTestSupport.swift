@@ -66,14 +66,17 @@ struct TestNode {
     let directory: String
 
     static func start(
-        name: String = "민지", region: String? = nil, threshold: Int = 3,
+        name: String = "민지", location: Location? = nil, postingRule: PostingRule = .anywhere,
+        gpsd: String? = nil, threshold: Int = 3,
         deferredCommitDelay: Duration = .milliseconds(4), listen: Bool = false,
         directory: String = NSTemporaryDirectory() + "dongne-listen-" + UUID().uuidString, envelopeClock: UInt64? = nil
     ) async throws -> TestNode {
         var configuration = Configuration.testing(
-            dataDirectory: directory, displayName: name, region: region, reportThreshold: threshold,
+            dataDirectory: directory, displayName: name, location: location, reportThreshold: threshold,
             clock: .stepping(from: 1_764_400_000_000), listenPort: listen ? 0 : nil)
         configuration.listenAddress = "127.0.0.1"
+        configuration.postingRule = postingRule
+        configuration.gpsd = gpsd
         configuration.deferredCommitDelay = deferredCommitDelay
         if let envelopeClock { configuration.envelopeClock = NodeClock { envelopeClock } }
         // These tests are about what listeners see when reports count; when they count is ReporterStandingTests'.
@@ -128,11 +131,11 @@ extension Configuration {
     /// A configuration for tests of everything but admission: no identity stamp asked for (mining the default
     /// network's stamp takes seconds per node), the default quota. `AdmissionTests` tests the stamps.
     static func testing(
-        dataDirectory: String, displayName: String, region: String? = nil, reportThreshold: Int = 3,
+        dataDirectory: String, displayName: String, location: Location? = nil, reportThreshold: Int = 3,
         clock: NodeClock = .system, listenPort: UInt16? = nil, peers: [String] = []
     ) -> Configuration {
         var configuration = Configuration(
-            dataDirectory: dataDirectory, displayName: displayName, region: region, reportThreshold: reportThreshold,
+            dataDirectory: dataDirectory, displayName: displayName, location: location, reportThreshold: reportThreshold,
             clock: clock, listenPort: listenPort, peers: peers)
         configuration.admission = .withoutStamps
         configuration.directHoldBack = .zero ... .zero

@@ -134,15 +134,6 @@ import Testing
         #expect(inactive.documents.map(\.id) == [target])
     }
 
-    @Test func postingIsLimitedToTheRegionsChannel() async throws {
-        let test = try await TestNode.start(region: "서울특별시")
-        defer { test.stop() }
-        try await test.node.channel(named: "서울특별시").send(.text("여기는 서울"))
-        await #expect(throws: DongneError.notYourRegion(channel: "경기도", region: "서울특별시")) {
-            try await test.node.channel(named: "경기도").send(.text("여기는 경기도"))
-        }
-    }
-
     @Test func invalidWritesThrowTheDocumentRule() async throws {
         let test = try await TestNode.start()
         defer { test.stop() }

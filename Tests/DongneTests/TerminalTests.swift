@@ -80,13 +80,14 @@ final class Tmux: Sendable {
         return Array(lines.reversed().drop { $0.isEmpty }.reversed())
     }
 
-    /// Waits (at most 20 s) until the screen satisfies `predicate`.
-    func waitFor(_ predicate: ([String]) -> Bool) async -> Bool {
-        for _ in 0..<2_000 {
+    /// Waits (at most `seconds`) until the screen satisfies `predicate`.
+    func waitFor(within seconds: Int = 20, _ predicate: ([String]) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
             if let screen = try? screen(), predicate(screen) { return true }
             try? await Task.sleep(for: .milliseconds(10))
         }
-        return false
+        return (try? screen()).map(predicate) ?? false
     }
 
     func close() {

@@ -208,6 +208,17 @@ final class Blackhole: Sendable {
         #expect(await b.waitFor { $0["event"] as? String == "peer-joined" })
     }
 
+    @Test func aLocationThatIsNotOneIsRefusedWithWhatItTakes() throws {
+        let outOfRange = try REPLProcess.run(["--location", "97,126"], input: "")
+        #expect(outOfRange.status == 2)
+        #expect(outOfRange.errors.contains("--location: latitude must be between -90 and 90, not 97.0"), "\(outOfRange.errors)")
+        let words = try REPLProcess.run(["--location", "서울"], input: "")
+        #expect(words.status == 2)
+        #expect(words.errors.contains("--location: \"서울\" is not a position: give LATITUDE,LONGITUDE in decimal degrees"), "\(words.errors)")
+        let gpsd = try REPLProcess.run(["--gpsd", "localhost"], input: "")
+        #expect(gpsd.status == 2 && gpsd.errors.contains("--gpsd takes HOST:PORT, e.g. 127.0.0.1:2947"), "\(gpsd.errors)")
+    }
+
     @Test func anAddressThatIsNotIPv4IsRefusedWithWhatItTakes() throws {
         let result = try REPLProcess.run(["--listen", "nonsense"], input: "")
         #expect(result.status == 2)

@@ -248,6 +248,39 @@ import DongneTestSupport
     }
 }
 
+/// `/where`, the move offer and the posting rule as a person sees them, with a real gpsd fed by gpsfake.
+@Suite struct WhereTerminalTests {
+    /// The track goes from 은평구 (Seoul) into 고양시 (Gyeonggi) and stays there 30 s before it starts again; the
+    /// REPL may start anywhere on it, so the offer may wait for the next crossing.
+    @Test func theGPSMovingIntoGyeonggiIsOfferedOnceAndSeoulIsLeftBehindForPosting() async throws {
+        let gps = try GPSFake.start(track: WhereaboutsNodeTests.borderTrack(gyeonggiFixes: 150))
+        defer { gps.stop() }
+        let chat = try await TerminalChat(extra: ["--gpsd", "127.0.0.1:\(gps.port)"])
+        defer { chat.close() }
+        let offer = "* you are now in 경기도 고양시"
+        #expect(await chat.terminal.waitFor(within: 90) { $0.contains { $0.hasPrefix(offer) } })
+        let line = try #require(try chat.terminal.screen().first { $0.hasPrefix(offer) })
+        let place = try #require(line.split(separator: ":").first?.dropFirst("* you are now in ".count))
+        #expect(line.hasSuffix(": /join \(place) (or /nearby for every channel here)"), "\(line)")
+
+        try chat.terminal.keys("/where", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* where you are: \(place) (") && $0.contains("; GPS, ") } })
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* source: GPS: a fix ") } })
+        let posting = try #require(try chat.terminal.screen().last { $0.hasPrefix("* posting: in the channels of where you are (") })
+        #expect(posting.contains("(경기도, 경기도 고양시") && !posting.contains("서울특별시"), "\(posting)")
+
+        try chat.terminal.keys("아직 서울에 있어요?", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("! 서울특별시 is a place you are not in: you can post in 경기도, ") } })
+        try chat.terminal.keys("/join \(place)", enter: true)
+        #expect(await chat.terminal.waitFor { $0.last == "[\(place)]" })
+        try chat.terminal.keys("고양에서 인사드려요", enter: true)
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("#") && $0.hasSuffix("고양에서 인사드려요") } })
+        let screen = try chat.terminal.screen()
+        #expect(screen.filter { $0.hasPrefix("* you are now in \(place):") }.count == 1, "offered once: \(screen)")
+        #expect(!screen.contains { $0.hasPrefix("* no GPS") }, "gpsd answered: \(screen)")
+    }
+}
+
 /// A REPL in tmux, connected to a `--json` peer on loopback.
 final class TerminalChat: Sendable {
     let peer: NodeProcess
@@ -255,7 +288,9 @@ final class TerminalChat: Sendable {
     let directory = NSTemporaryDirectory() + "dongne-tty-" + UUID().uuidString
     private let exitFile: String
 
-    init(environment: String = "", binary: String = REPLProcess.binary) async throws {
+    /// Starts the REPL with `extra` arguments (by default without a GPS, so that no gpsd on the machine
+    /// changes what it shows).
+    init(environment: String = "", binary: String = REPLProcess.binary, extra: [String] = ["--no-gps"]) async throws {
         peer = try NodeProcess(name: "민지", extra: [])
         let port = try await peer.listeningPort()
         terminal = try Tmux()
@@ -263,7 +298,7 @@ final class TerminalChat: Sendable {
         try terminal.start(
             "stty -g > \(directory).before; "
                 + "\(environment) \(binary) --data \(directory) --name 준호 --port 0 --no-dnssd --stamp-strength 16 --peer 127.0.0.1:\(port)"
-                + " --channel 서울특별시 2>\(directory).err; echo $? > \(exitFile); stty -g > \(directory).after; sleep 30")
+                + " --channel 서울특별시 \(extra.joined(separator: " ")) 2>\(directory).err; echo $? > \(exitFile); stty -g > \(directory).after; sleep 30")
         guard await terminal.waitFor({ $0.contains { $0.contains("connected, to 127.0.0.1") } }) else {
             close()
             throw CancellationError()
