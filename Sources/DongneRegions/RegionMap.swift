@@ -18,8 +18,27 @@ public struct RegionMap: Sendable {
     }
 
     /// The map shipped with this module (`korea-regions/regions.bin`), read once per process at its first use.
-    public static let shipped: Result<RegionMap, FormatError> = {
-        guard let path = Bundle.module.path(forResource: "regions", ofType: "bin", inDirectory: "korea-regions") else {
+    public static let shipped: Result<RegionMap, FormatError> = load(fromFirstOf: shippedFileCandidates)
+
+    /// Where the shipped borders may be: in the resource folder the build puts beside the program, then in the
+    /// source tree this module was built from. SwiftPM's own `Bundle.module` would end the process when the
+    /// folder is missing (a binary copied elsewhere); a missing map must be a clear error instead.
+    static var shippedFileCandidates: [String] {
+        let resources = "dongne_DongneRegions.resources/korea-regions/regions.bin"
+        var candidates = [Bundle.main.bundleURL.appendingPathComponent(resources).path]
+        if let program = Bundle.main.executableURL?.resolvingSymlinksInPath().deletingLastPathComponent() {
+            candidates.append(program.appendingPathComponent(resources).path)
+        }
+        candidates.append(
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+                "korea-regions/regions.bin"
+            ).path)
+        return candidates
+    }
+
+    /// The map in the first of `paths` that exists, or why there is none.
+    static func load(fromFirstOf paths: [String]) -> Result<RegionMap, FormatError> {
+        guard let path = paths.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
             return .failure(FormatError(description: "the borders file is not installed beside the program"))
         }
         do { return .success(try RegionMap(contentsOf: path)) } catch let error as FormatError {
@@ -27,7 +46,7 @@ public struct RegionMap: Sendable {
         } catch {
             return .failure(FormatError(description: "\(error)"))
         }
-    }()
+    }
 
     /// The map in the file at `path` (`Sources/DongneRegions/korea-regions/regions.bin`).
     public init(contentsOf path: String) throws {

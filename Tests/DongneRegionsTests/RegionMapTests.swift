@@ -84,6 +84,17 @@ import Testing
         }
     }
 
+    @Test func theShippedMapIsFoundBesideTheProgramAndAMissingOneIsAClearError() throws {
+        let besideProgram = RegionMap.shippedFileCandidates.dropLast()
+        #expect(besideProgram.contains { FileManager.default.fileExists(atPath: $0) }, "\(besideProgram)")
+        #expect(try RegionMap.shipped.get().place(latitude: 37.5759, longitude: 126.9690)?.province.name == "서울특별시")
+        let missing = RegionMap.load(fromFirstOf: ["/nonexistent/regions.bin"])
+        #expect(throws: RegionMap.FormatError.self) { try missing.get() }
+        if case .failure(let error) = missing {
+            #expect(error.description == "the borders file is not installed beside the program")
+        }
+    }
+
     @Test func aDamagedFileIsAClearErrorNotATrap() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
