@@ -7,18 +7,24 @@ import Synchronization
 ///
 /// gpsd is local and optional. One that does not answer is dialled again after 2 s, doubling up to a minute, for
 /// as long as the node runs; a line longer than ``GPSDReport/maximumLineBytes`` ends the connection (gpsd never
-/// sends one), so a wrong program on the port costs a bounded buffer. A tick every few seconds lets a fix go stale.
+/// sends one), so a wrong program on the port costs a bounded buffer. gpsd counts as answering from its first
+/// report (it greets with VERSION), not from the accepted connection: something that accepts and hangs up (a
+/// socket whose daemon fails to start) is still unavailable, and keeps backing off. A tick every few seconds lets
+/// a fix go stale.
 final class GPSDClient: Sendable {
     private struct State {
         var connection: TCPConnection?
         var line: [UInt8] = []
         var retryDelay: Duration = GPSDClient.firstRetryDelay
+        /// Whether this connection has sent a gpsd report yet.
+        var answered = false
         var stopped = false
     }
 
     static let firstRetryDelay: Duration = .seconds(2)
     static let longestRetryDelay: Duration = .seconds(60)
     static let tickInterval: Duration = .seconds(5)
+    static let greetingTimeout: Duration = .seconds(5)
 
     private let address: SocketAddress
     private let loop: EventLoop
@@ -71,7 +77,7 @@ final class GPSDClient: Sendable {
     private func connected(_ connection: TCPConnection) {
         let keep = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
-            (state.connection, state.line, state.retryDelay) = (connection, [], Self.firstRetryDelay)
+            (state.connection, state.line, state.answered) = (connection, [], false)
             return true
         }
         guard keep else { return connection.close() }
@@ -81,7 +87,17 @@ final class GPSDClient: Sendable {
                 self?.lost("gpsd on \(self?.address.description ?? "") closed the connection\(error.map { " (\($0.explanation))" } ?? "")")
             })
         connection.send(GPSDReport.watch)
-        onEvent(.gpsConnected)
+        loop.schedule(at: .now + Self.greetingTimeout) { [weak self] in self?.hangUpIfSilent(connection) }
+    }
+
+    /// gpsd greets at once; a connection that has said nothing by ``greetingTimeout`` is not gpsd's.
+    private func hangUpIfSilent(_ connection: TCPConnection) {
+        let silent = state.withLock { state in
+            !state.answered && state.connection.map { $0 === connection } == true
+        }
+        guard silent else { return }
+        connection.close()  // which calls no handler: the loss is said here
+        lost("what answers on \(address) said nothing in \(Self.greetingTimeout): it is not gpsd")
     }
 
     private func received(_ bytes: [UInt8], on connection: TCPConnection) {
@@ -98,11 +114,25 @@ final class GPSDClient: Sendable {
             return (lines, state.line.count > GPSDReport.maximumLineBytes)
         }
         for line in lines {
-            if let event = GPSDReport.event(fromLine: line) { onEvent(event) }
+            switch GPSDReport.reading(fromLine: line) {
+            case .report(let event):
+                if firstReport() { onEvent(.gpsConnected) }
+                if let event { onEvent(event) }
+            case .notAReport: continue
+            }
         }
         if overlong {
             connection.close()
             lost("what answers on \(address) sent a line over 64 KiB: it is not gpsd")
+        }
+    }
+
+    /// Whether this is the connection's first report; the back-off starts over from it.
+    private func firstReport() -> Bool {
+        state.withLock { state in
+            guard !state.answered else { return false }
+            (state.answered, state.retryDelay) = (true, Self.firstRetryDelay)
+            return true
         }
     }
 

@@ -17,14 +17,21 @@ enum GPSDReport {
         let lon: Double?
     }
 
-    /// The event a line is, if any.
-    static func event(fromLine line: some Collection<UInt8>) -> Whereabouts.Event? {
-        guard let report = try? JSONDecoder().decode(Report.self, from: Data(line)), report.class == "TPV" else {
-            return nil
-        }
+    /// What one line is.
+    enum Reading: Equatable {
+        /// A gpsd report, with what it says of the position (nil: nothing, as VERSION or SKY).
+        case report(Whereabouts.Event?)
+        /// Not a gpsd report: not JSON, or JSON without a `class`.
+        case notAReport
+    }
+
+    /// What `line` is.
+    static func reading(fromLine line: some Collection<UInt8>) -> Reading {
+        guard let report = try? JSONDecoder().decode(Report.self, from: Data(line)) else { return .notAReport }
+        guard report.class == "TPV" else { return .report(nil) }
         guard let mode = report.mode, mode >= 2, let latitude = report.lat, let longitude = report.lon,
             (-90.0...90.0).contains(latitude), (-180.0...180.0).contains(longitude)
-        else { return .gpsNoFix }
-        return .gpsFix(Location(latitude: latitude, longitude: longitude))
+        else { return .report(.gpsNoFix) }
+        return .report(.gpsFix(Location(latitude: latitude, longitude: longitude)))
     }
 }

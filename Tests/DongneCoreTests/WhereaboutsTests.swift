@@ -28,6 +28,8 @@ import Testing
         #expect(GreatCircle.spoken(metres: 1_234) == "1.2 km")
         #expect(GreatCircle.spoken(metres: 348) == "350 m")
         #expect(GreatCircle.spoken(metres: 24_400) == "24 km")
+        #expect(GreatCircle.spoken(metres: 997) == "1.0 km", "not \"1000 m\"")
+        #expect(GreatCircle.spoken(metres: .infinity) == "?" && GreatCircle.spoken(metres: 1e300) == "?")
     }
 
     @Test func aTypedPositionIsTwoNumbersInRange() throws {
@@ -83,6 +85,10 @@ import Testing
         #expect(whereabouts.gpsStatus(at: 2) == .unavailable(reason: "refused"))
         #expect(whereabouts.handle(.gpsConnected, at: 3) == [.sayGPSAnswers])
         #expect(whereabouts.handle(.gpsUnavailable(reason: "closed"), at: 4) == [.sayGPSUnavailable(reason: "closed")])
+        // A report without a greeting first also means it answers.
+        #expect(whereabouts.handle(.gpsNoFix, at: 5) == [.sayGPSAnswers])
+        #expect(whereabouts.handle(.gpsUnavailable(reason: "closed"), at: 6) == [.sayGPSUnavailable(reason: "closed")])
+        #expect(whereabouts.handle(.gpsFix(Self.seoul), at: 7).first == .sayGPSAnswers)
     }
 
     /// 5. The user's choice is to be remembered whenever it changes.

@@ -1,5 +1,6 @@
 import DongneTestSupport
 import Foundation
+import Synchronization
 
 /// gpsfake (Debian's gpsd-clients) playing an NMEA track through a real gpsd on a free loopback port, over and
 /// over until ``stop()`` ends it with its gpsd (and at most for two minutes: `timeout` ends it by itself).
@@ -118,5 +119,66 @@ final class GPSFake: Sendable {
         return (
             String(format: "%0\(digits)d%07.4f", degrees, minutes), value >= 0 ? positive : negative
         )
+    }
+}
+
+/// A loopback port that accepts connections and hangs up at once, as a socket whose daemon fails to start does;
+/// it takes at most `limit` connections and stops by itself after 120 s. With `limit` 0 it never accepts: the
+/// kernel completes connections into its backlog, and nothing is ever said on them (until ``stop()``).
+final class HangUpListener: Sendable {
+    let port: UInt16
+    private let descriptor: Int32
+    private let accepts = Mutex<[ContinuousClock.Instant]>([])
+    private let stopped = Mutex(false)
+
+    init(limit: Int = 5) throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.descriptor = descriptor
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard bound == 0, listen(descriptor, 8) == 0 else {
+            close(descriptor)
+            throw POSIXError(.EADDRNOTAVAIL)
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        let thread = Thread { [self] in serve(limit: limit) }
+        thread.start()
+    }
+
+    /// Nothing is accepted; stop() closes the socket.
+    static func silent() throws -> HangUpListener { try HangUpListener(limit: 0) }
+
+    /// When each connection was accepted.
+    var acceptedAt: [ContinuousClock.Instant] { accepts.withLock { $0 } }
+
+    /// Stops accepting (the serving thread ends within 100 ms).
+    func stop() { stopped.withLock { $0 = true } }
+
+    private func serve(limit: Int) {
+        defer { close(descriptor) }
+        if limit == 0 {
+            let deadline = ContinuousClock.now + .seconds(120)
+            while !stopped.withLock({ $0 }), ContinuousClock.now < deadline { usleep(20_000) }
+            return
+        }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !stopped.withLock({ $0 }), ContinuousClock.now < deadline, acceptedAt.count < limit {
+            var wait = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&wait, 1, 100) == 1 else { continue }
+            let connection = accept(descriptor, nil, nil)
+            guard connection >= 0 else { continue }
+            accepts.withLock { $0.append(.now) }
+            close(connection)
+        }
     }
 }

@@ -45,7 +45,7 @@ public struct Whereabouts: Sendable {
         case connecting
         /// gpsd does not answer, for this reason.
         case unavailable(reason: String)
-        /// gpsd answers but has had no fix (since it answered, or since the last fix, at `since`).
+        /// gpsd answers but has no fix now (`lastFix`: when the last one was received, if ever).
         case noFix(lastFix: UInt64?)
         /// A fix, received at this time.
         case fix(at: UInt64)
@@ -55,7 +55,7 @@ public struct Whereabouts: Sendable {
 
     /// What happens.
     public enum Event: Sendable, Equatable {
-        /// gpsd accepted the connection.
+        /// gpsd answered (its first report on a connection).
         case gpsConnected
         /// gpsd could not be reached, or the connection ended, for this reason.
         case gpsUnavailable(reason: String)
@@ -131,19 +131,18 @@ public struct Whereabouts: Sendable {
         var directives: [Directive] = []
         switch event {
         case .gpsConnected:
-            if saidUnavailable { directives.append(.sayGPSAnswers) }
-            saidUnavailable = false
-            gps = .answering
+            directives += answering()
         case .gpsUnavailable(let reason):
             if !saidUnavailable { directives.append(.sayGPSUnavailable(reason: reason)) }
             saidUnavailable = true
             gps = .unavailable(reason: reason)
             hasFixNow = false
         case .gpsFix(let location):
-            if gps != .answering { gps = .answering }
+            directives += answering()
             lastFix = (location, now)
             hasFixNow = true
         case .gpsNoFix:
+            directives += answering()
             hasFixNow = false
         case .userSet(let location):
             userPosition = location.map { Position(location: $0, source: .user, since: now) }
@@ -157,5 +156,11 @@ public struct Whereabouts: Sendable {
             directives.append(.positionChanged(position))
         }
         return directives
+    }
+
+    /// gpsd answers: said when it was said to be unavailable, so that losing it again is said again.
+    private mutating func answering() -> [Directive] {
+        defer { (gps, saidUnavailable) = (.answering, false) }
+        return saidUnavailable ? [.sayGPSAnswers] : []
     }
 }
