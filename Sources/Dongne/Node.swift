@@ -127,7 +127,6 @@ public final class Node: Sendable {
         let node = Node(
             configuration: configuration, identity: identity, store: store, loop: loop, directoryLock: lock)
         if let location = configuration.location { try await node.setLocation(location) }
-        if let gpsd { node.whereaboutsShell.startGPS(at: gpsd, on: loop) }
         // A new name, or no profile of this node's stored (a store from before profiles were offered to peers).
         if try store.setting(Self.displayNameSetting) != Array(configuration.displayName.utf8)
             || store.latestProfile(of: node.publicKey) == nil
@@ -140,6 +139,10 @@ public final class Node: Sendable {
         await node.recountMaturedReports()
         node.envelopeKeys.refill()
         try? await node.sendReceiptsDue()  // those owed before a crash
+        // Last, when nothing can throw any more (a start that fails leaves no gpsd connection behind), and with the
+        // borders read here rather than at the first fix on the network's thread.
+        _ = RegionMap.shipped
+        if let gpsd { node.whereaboutsShell.startGPS(at: gpsd, on: loop) }
         return node
     }
 

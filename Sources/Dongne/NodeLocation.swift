@@ -24,8 +24,12 @@ extension Node {
         try await whereaboutsShell.setPostingRule(rule)
     }
 
-    /// A location in words: the place it is in and how far it is from the node's position.
+    /// A location in words: the place it is in and how far it is from the node's position. A location outside
+    /// the rules of a location message (latitude ±90°, longitude ±180°) is in no place and at no distance.
     public func describe(_ location: Location) -> LocationDescription {
+        guard (try? location.validate()) != nil else {
+            return LocationDescription(location: location, place: nil, distance: nil)
+        }
         let here = whereabouts.position?.location
         var place: Place?
         if case .success(let map) = RegionMap.shipped {
@@ -90,6 +94,7 @@ public struct LocationDescription: Sendable, Equatable {
     }
 
     private static func degrees(_ value: Double) -> String {
+        guard value.isFinite, abs(value) <= 360 else { return "\(value)" }
         let scaled = (value * 100_000).rounded()
         let sign = scaled < 0 ? "-" : ""
         let magnitude = Int(abs(scaled))

@@ -17,6 +17,8 @@ final class NodeWhereabouts: Sendable {
         var postingRule: PostingRule
         var subscribers: [Int: AsyncStream<WhereaboutsUpdate>.Continuation] = [:]
         var nextSubscriber = 0
+        /// Once stopped, a new subscription ends at once (after its first snapshot).
+        var stopped = false
     }
 
     private let state: Mutex<State>
@@ -52,7 +54,7 @@ final class NodeWhereabouts: Sendable {
     func stop() {
         gpsd.withLock { $0 }?.stop()
         let subscribers = state.withLock { state in
-            defer { state.subscribers = [:] }
+            defer { (state.subscribers, state.stopped) = ([:], true) }
             return Array(state.subscribers.values)
         }
         for subscriber in subscribers { subscriber.finish() }
@@ -66,22 +68,22 @@ final class NodeWhereabouts: Sendable {
 
     /// Sets (or forgets) the user's position and remembers it.
     func setUserLocation(_ location: Location?) async throws {
-        let at = now()
         if let location {
             try location.validate()
         }
-        try await store.setSetting(Self.locationSetting, to: location.map { Self.encode($0, since: at) } ?? [])
-        handle(.userSet(location), at: at)
+        try await store.setSetting(Self.locationSetting, to: location.map { Self.encode($0, since: now()) } ?? [])
+        // The time after the write: a GPS fix taken meanwhile is not later than the event.
+        handle(.userSet(location), at: now())
     }
 
     /// Sets the posting rule and remembers it.
     func setPostingRule(_ rule: PostingRule) async throws {
         try await store.setSetting(Self.postingRuleSetting, to: Array(rule.rawValue.utf8))
-        let (snapshot, subscribers) = state.withLock { state in
+        let at = now()
+        state.withLock { state in
             state.postingRule = rule
-            return (Self.snapshot(of: state, at: now()), Array(state.subscribers.values))
+            Self.tell(.changed(Self.snapshot(of: state, at: at)), in: state)
         }
-        for subscriber in subscribers { subscriber.yield(.changed(snapshot)) }
     }
 
     /// The current snapshot, then every change: snapshots when the position or rule changes, and what the GPS
@@ -90,11 +92,16 @@ final class NodeWhereabouts: Sendable {
         let (stream, continuation) = AsyncStream<WhereaboutsUpdate>.makeStream(
             bufferingPolicy: .bufferingNewest(Self.bufferedUpdates))
         let at = now()
-        let id = state.withLock { state in
-            defer { state.nextSubscriber += 1 }
+        let id = state.withLock { state -> Int? in
             continuation.yield(.changed(Self.snapshot(of: state, at: at)))
+            guard !state.stopped else { return nil }
+            defer { state.nextSubscriber += 1 }
             state.subscribers[state.nextSubscriber] = continuation
             return state.nextSubscriber
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
         }
         continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) } }
         return stream
@@ -105,23 +112,24 @@ final class NodeWhereabouts: Sendable {
     }
 
     /// The instance takes the event; its directives are carried out here (the user's position is remembered by
-    /// ``setUserLocation(_:)`` before the event, so that a failing disk changes nothing).
+    /// ``setUserLocation(_:)`` before the event, so that a failing disk changes nothing). Updates are yielded under
+    /// the lock, so that every subscriber gets them in the order the instance took its events (yielding only
+    /// queues them), and a snapshot is built only when there is one to send.
     private func handle(_ event: Whereabouts.Event, at now: UInt64) {
-        let (directives, snapshot, subscribers) = state.withLock { state in
-            let directives = state.whereabouts.handle(event, at: now)
-            return (directives, Self.snapshot(of: state, at: now), Array(state.subscribers.values))
-        }
-        for directive in directives {
-            let update: WhereaboutsUpdate?
-            switch directive {
-            case .sayGPSUnavailable(let reason): update = .gpsUnavailable(reason: reason)
-            case .sayGPSAnswers: update = .gpsAnswers
-            case .positionChanged: update = .changed(snapshot)
-            case .rememberUserLocation: update = nil
+        state.withLock { state in
+            for directive in state.whereabouts.handle(event, at: now) {
+                switch directive {
+                case .sayGPSUnavailable(let reason): Self.tell(.gpsUnavailable(reason: reason), in: state)
+                case .sayGPSAnswers: Self.tell(.gpsAnswers, in: state)
+                case .positionChanged: Self.tell(.changed(Self.snapshot(of: state, at: now)), in: state)
+                case .rememberUserLocation: continue
+                }
             }
-            guard let update else { continue }
-            for subscriber in subscribers { subscriber.yield(update) }
         }
+    }
+
+    private static func tell(_ update: WhereaboutsUpdate, in state: State) {
+        for subscriber in state.subscribers.values { subscriber.yield(update) }
     }
 
     private static func snapshot(of state: State, at now: UInt64) -> WhereaboutsSnapshot {

@@ -158,7 +158,9 @@ struct ConsoleLine: Sendable, Equatable {
             fields["municipality"] = place.municipality.name
             if let submunicipality = place.submunicipality { fields["submunicipality"] = submunicipality.name }
         }
-        if let distance = words.distance { fields["distance"] = Int(distance.rounded()) }
+        if let distance = words.distance, distance.isFinite, abs(distance) < 1e9 {
+            fields["distance"] = Int(distance.rounded())
+        }
         return fields
     }
 

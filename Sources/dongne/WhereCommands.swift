@@ -178,12 +178,12 @@ final class WhereCommands: Sendable {
             case .notUsed: "GPS not asked (--no-gps)"
             case .connecting: "GPS: connecting to gpsd"
             case .unavailable(let reason): "GPS: \(reason)"
-            case .noFix(let last): "GPS: no fix" + (last.map { ", the last one \(Self.age(now.at &- $0))" } ?? " yet")
-            case .fix(let at): "GPS: a fix \(Self.age(now.at &- at))"
-            case .stale(let last): "GPS: the last fix is \(Self.age(now.at &- last)), too old to use"
+            case .noFix(let last): "GPS: no fix" + (last.map { ", the last one \(Self.age(since: $0, at: now.at))" } ?? " yet")
+            case .fix(let at): "GPS: a fix \(Self.age(since: at, at: now.at))"
+            case .stale(let last): "GPS: the last fix is \(Self.age(since: last, at: now.at)), too old to use"
             }
         guard let user = now.userSet else { return gps + "; no position set by you" }
-        return gps + "; set by you \(Self.age(now.at &- user.since)): \(ConsoleLine.coordinates(user.location))"
+        return gps + "; set by you \(Self.age(since: user.since, at: now.at)): \(ConsoleLine.coordinates(user.location))"
     }
 
     private func posting(_ now: WhereaboutsSnapshot) -> String {
@@ -204,7 +204,7 @@ final class WhereCommands: Sendable {
             fields["latitude"] = position.location.latitude
             fields["longitude"] = position.location.longitude
             fields["source"] = position.source.rawValue
-            fields["age"] = Int(now.positionAge ?? 0)
+            fields["age"] = Int(clamping: now.positionAge ?? 0)
         }
         if let place = now.place {
             fields["province"] = place.province.name
@@ -230,6 +230,11 @@ final class WhereCommands: Sendable {
         case .submunicipality: "submunicipality"
         case .geohash(let precision): "geohash\(precision)"
         }
+    }
+
+    /// The age of what happened `since`, at `now`; "just now" when the clock went back in between.
+    static func age(since: UInt64, at now: UInt64) -> String {
+        age(now >= since ? now - since : 0)
     }
 
     /// An age as people say it: "just now", "40 s ago", "5 min ago", "3 h ago", "2 days ago".

@@ -1,6 +1,8 @@
-import Dongne
 import Foundation
+import Synchronization
 import Testing
+
+@testable import Dongne
 
 /// Where the node is, through the library: the posting rule, what the node remembers, locations in words, the
 /// channels nearby, and a real gpsd fed by gpsfake with a track across the Seoul–Gyeonggi border.
@@ -90,10 +92,21 @@ import Testing
     @Test func withoutGPSDTheNodeSaysSoOnceAndUsesTheUsersPosition() async throws {
         let test = try await TestNode.start(location: Self.sajik, gpsd: "127.0.0.1:\(GPSFake.freePort())")
         defer { test.stop() }
-        // The first snapshot holds the GPS's status: a listener that comes after the notice still learns it.
+        // A listener that comes before the refusal gets the notice; one that comes after, the first snapshot,
+        // which holds the GPS's status.
         let updates = test.node.whereaboutsUpdates()
-        let said = try await Self.snapshot(in: updates) { if case .unavailable = $0.gps { true } else { false } }
-        guard case .unavailable(let reason) = said.gps else { return }
+        _ = try await Self.first(in: updates) { update in
+            switch update {
+            case .gpsUnavailable: true
+            case .changed(let snapshot): if case .unavailable = snapshot.gps { true } else { false }
+            case .gpsAnswers: false
+            }
+        }
+        let said = test.node.whereabouts
+        guard case .unavailable(let reason) = said.gps else {
+            Issue.record("\(said.gps)")
+            return
+        }
         #expect(reason.contains("gpsd does not answer on 127.0.0.1:"))
         #expect(said.position?.source == .user && said.placeName == "서울특별시 종로구 사직동")
     }
@@ -102,6 +115,53 @@ import Testing
     /// the first few recognising the device), 12 across, 50 on the other side (10 s to post from there). A
     /// listener that falls behind loses the oldest updates, so the test waits for a loop's Seoul side, then for
     /// the Gyeonggi side after it. The user's own position is in Busan, used again once gpsd stops.
+    /// Something that accepts and hangs up (a socket whose daemon fails to start) is not gpsd: the node says once
+    /// that no GPS answers, never that it answers again, and keeps backing off.
+    @Test func somethingThatAcceptsAndHangsUpIsNotAGPS() async throws {
+        let listener = try HangUpListener(limit: 3)
+        defer { listener.stop() }
+        let test = try await TestNode.start(location: Self.sajik, gpsd: "127.0.0.1:\(listener.port)")
+        defer { test.stop() }
+        let seen = Mutex<[WhereaboutsUpdate]>([])
+        let updates = test.node.whereaboutsUpdates()
+        let reader = Task { for await update in updates { seen.withLock { $0.append(update) } } }
+        defer { reader.cancel() }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while listener.acceptedAt.count < 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let accepted = listener.acceptedAt
+        try #require(accepted.count == 3, "dialled again twice")
+        #expect(accepted[2] - accepted[1] > (accepted[1] - accepted[0]) * 1.5, "the back-off grows: \(accepted)")
+        let updatesSeen = seen.withLock { $0 }
+        #expect(!updatesSeen.contains(.gpsAnswers), "\(updatesSeen)")
+        #expect(test.node.whereabouts.position?.source == .user)
+        if case .unavailable(let reason) = test.node.whereabouts.gps {
+            #expect(reason.contains("closed the connection"), "\(reason)")
+        } else {
+            Issue.record("the GPS is \(test.node.whereabouts.gps), not unavailable")
+        }
+    }
+
+    /// A port whose program never speaks (the kernel completes the connection) is not gpsd either.
+    @Test func somethingThatAcceptsAndSaysNothingIsNotAGPS() async throws {
+        let listener = try HangUpListener.silent()
+        defer { listener.stop() }
+        let test = try await TestNode.start(location: Self.sajik, gpsd: "127.0.0.1:\(listener.port)")
+        defer { test.stop() }
+        let updates = test.node.whereaboutsUpdates()
+        let said = try await Self.first(in: updates) { if case .gpsUnavailable = $0 { true } else { false } }
+        #expect(said == .gpsUnavailable(reason: "what answers on 127.0.0.1:\(listener.port) said nothing in 5.0 seconds: it is not gpsd"))
+    }
+
+    @Test func gpsdsLinesAreReadForThePositionAndAnythingElseIsNotAReport() {
+        let tpv = #"{"class":"TPV","device":"/dev/ttyUSB0","mode":3,"lat":37.5759,"lon":126.969,"alt":30.1}"#
+        #expect(GPSDReport.reading(fromLine: Array(tpv.utf8)) == .report(.gpsFix(Location(latitude: 37.5759, longitude: 126.969))))
+        #expect(GPSDReport.reading(fromLine: Array(#"{"class":"TPV","mode":1}"#.utf8)) == .report(.gpsNoFix))
+        #expect(GPSDReport.reading(fromLine: Array(#"{"class":"TPV","mode":3,"lat":97,"lon":1}"#.utf8)) == .report(.gpsNoFix))
+        #expect(GPSDReport.reading(fromLine: Array(#"{"class":"VERSION","release":"3.22"}"#.utf8)) == .report(nil))
+        #expect(GPSDReport.reading(fromLine: Array("SSH-2.0-OpenSSH_9.2".utf8)) == .notAReport)
+        #expect(GPSDReport.reading(fromLine: Array(#"{"mode":3}"#.utf8)) == .notAReport)
+    }
+
     @Test func theNeighbourhoodFollowsAGPSAcrossAProvinceBorder() async throws {
         let gps = try GPSFake.start(track: Self.borderTrack(gyeonggiFixes: 50))
         defer { gps.stop() }

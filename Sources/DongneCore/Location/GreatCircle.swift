@@ -18,8 +18,9 @@ public enum GreatCircle {
 
     /// A distance as people say it: "350 m" under a kilometre, "1.2 km" under ten, "24 km" beyond.
     public static func spoken(metres: Double) -> String {
-        guard metres.isFinite, metres >= 0 else { return "?" }
-        if metres < 1_000 { return "\(Int((metres / 10).rounded()) * 10) m" }
+        // Two points on Earth are at most 20,038 km apart: anything far beyond is not a distance.
+        guard metres.isFinite, metres >= 0, metres < 1e9 else { return "?" }
+        if metres < 995 { return "\(Int((metres / 10).rounded()) * 10) m" }
         if metres < 9_950 {
             let tenths = Int((metres / 100).rounded())
             return "\(tenths / 10).\(tenths % 10) km"
