@@ -59,7 +59,7 @@ import Testing
             .message(Message(channel: seoul.id, senderName: "민지", content: .text("처음 인사"))),
             created: NodeClock.system.now(), by: authorKey)
         author.send(.batch(sequence: 1, documents: [message.bytes], acknowledges: []))
-        #expect(await ReconnectionTests.eventually(seconds: 10) { namesWhenShown.withLock { $0 != nil } })
+        #expect(await ReconnectionTests.eventually(seconds: 30) { namesWhenShown.withLock { $0 != nil } })
         #expect(namesWhenShown.withLock { $0?[authorKey.publicKey] } == "민지")
     }
 
@@ -85,7 +85,7 @@ import Testing
             .message(Message(channel: seoul.id, senderName: "옛 이름", content: .text("예전 글"))),
             created: now - 60_000, by: authorKey)
         author.send(.batch(sequence: 2, documents: [old.bytes], acknowledges: []))
-        #expect(await ReconnectionTests.eventually(seconds: 10) { namesWhenShown.withLock { $0 != nil } })
+        #expect(await ReconnectionTests.eventually(seconds: 30) { namesWhenShown.withLock { $0 != nil } })
         #expect(namesWhenShown.withLock { $0?[authorKey.publicKey] } == "새 이름")
     }
 
