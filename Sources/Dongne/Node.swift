@@ -124,6 +124,8 @@ public final class Node: Sendable {
             store.close()
             throw DongneError.networkUnavailable("cannot start the network's thread: \(error)")
         }
+        // The borders are read here, before the network starts, rather than at the first position on its thread.
+        _ = RegionMap.shipped
         let node = Node(
             configuration: configuration, identity: identity, store: store, loop: loop, directoryLock: lock)
         if let location = configuration.location { try await node.setLocation(location) }
@@ -139,9 +141,7 @@ public final class Node: Sendable {
         await node.recountMaturedReports()
         node.envelopeKeys.refill()
         try? await node.sendReceiptsDue()  // those owed before a crash
-        // Last, when nothing can throw any more (a start that fails leaves no gpsd connection behind), and with the
-        // borders read here rather than at the first fix on the network's thread.
-        _ = RegionMap.shipped
+        // Last, when nothing can throw any more: a start that fails leaves no gpsd connection behind.
         if let gpsd { node.whereaboutsShell.startGPS(at: gpsd, on: loop) }
         return node
     }

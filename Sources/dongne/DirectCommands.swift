@@ -280,9 +280,10 @@ final class DirectCommands: Sendable {
                 state.unread[conversation.correspondent] = conversation.unreadCount
                 let latest = conversation.latest
                 defer { state.latestSeen[conversation.correspondent] = latest.id }
-                guard state.listStarted, state.latestSeen[conversation.correspondent] != latest.id, !latest.isOutgoing,
-                    !latest.isRead, state.viewing != conversation.correspondent
-                else { continue }
+                // The first snapshot announces what is unread already (it came while no REPL looked, or in the
+                // moment between the node's start and this listener); later ones, what is new.
+                let new = state.listStarted ? state.latestSeen[conversation.correspondent] != latest.id : conversation.unreadCount > 0
+                guard new, !latest.isOutgoing, !latest.isRead, state.viewing != conversation.correspondent else { continue }
                 announce.append(conversation)
             }
             let shown = Set(snapshot.documents.map(\.correspondent))
