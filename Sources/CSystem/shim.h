@@ -110,4 +110,20 @@ static inline int dongne_send_datagrams(int fd, const uint8_t *bytes, const uint
     return (int)syscall(SYS_sendmmsg, fd, messages, count, MSG_DONTWAIT);
 }
 
+// The user id of the process at the other end of a Unix-domain socket (SO_PEERCRED, socket(7)), as the kernel
+// recorded it when the connection was made: it cannot be forged by the peer. struct ucred is declared only under
+// _GNU_SOURCE, so its layout (pid, uid, gid) is spelled here. Returns 0, or -1 with errno set.
+struct dongne_peer_credentials {
+    int32_t pid;
+    uint32_t uid;
+    uint32_t gid;
+};
+static inline int dongne_peer_uid(int fd, uint32_t *uid) {
+    struct dongne_peer_credentials credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    *uid = credentials.uid;
+    return 0;
+}
+
 #endif

@@ -24,6 +24,9 @@ public final class TCPConnection: Sendable {
     /// The loop the connection runs on.
     public let loop: EventLoop
     private let descriptor: Int32
+    /// Unsent bytes beyond which this connection is stuck (``maximumQueuedBytes`` for peers; less for local
+    /// clients, which are many and near).
+    private let queueLimit: Int
     private let state = Mutex(State())
 
     private struct State {
@@ -40,11 +43,13 @@ public final class TCPConnection: Sendable {
         var onClose: (@Sendable (SystemError?) -> Void)?
     }
 
-    init(descriptor: Int32, remote: SocketAddress, loop: EventLoop) {
+    init(descriptor: Int32, remote: SocketAddress, loop: EventLoop, queueLimit: Int = maximumQueuedBytes) {
         self.descriptor = descriptor
         self.remote = remote
         self.loop = loop
+        self.queueLimit = queueLimit
         var one: Int32 = 1
+        // On a Unix-domain socket this fails (EOPNOTSUPP), which is as good: there is no Nagle to turn off.
         setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
@@ -143,7 +148,7 @@ public final class TCPConnection: Sendable {
                 guard !state.closed, !bytes.isEmpty else { return false }
                 state.queued.append(bytes)
                 state.queuedBytes += bytes.count
-                return state.queuedBytes > Self.maximumQueuedBytes
+                return state.queuedBytes > queueLimit
             }
             if stuck { return end(SystemError(function: "send", code: ENOBUFS)) }
             write()
