@@ -2,7 +2,7 @@ import DongneNet
 package import DongneStore
 import Foundation
 import Synchronization
-import DongneSystem
+package import DongneSystem
 
 /// A dongne node: one identity, one store, the listeners of its user.
 ///
@@ -20,6 +20,9 @@ public final class Node: Sendable {
     let hub: ListenerHub
     /// The thread the network and the listener hub run on, one at a time, and listeners' callbacks with them.
     let loop: EventLoop
+
+    /// The node's loop, for the servers of this package that run beside the network on its thread (the local API).
+    package var eventLoop: EventLoop { loop }
     /// Where the signatures of messages shown already (received straight from their authors) are checked.
     let background = BackgroundQueue(name: "dongne-checks")
     /// The one-time keys of this node's envelopes, stamped ahead of need.

@@ -23,12 +23,34 @@ struct CommandLineOptions: Equatable {
     var stampStrength = IdentityStamp.defaultRequiredStrength
     /// The longest a direct message or receipt of the user's waits before it is offered to peers, in seconds.
     var directHoldBack = 3.0
+    /// The local API's socket; nil: where ``LocalAPIServer/socketPath(dataDirectory:environment:)`` puts it.
+    var socket: String? = nil
+    /// The least important log lines written (`dongne node`).
+    var logLevel = OperatorLog.Level.notice
+    /// How many messages `dongne history` prints.
+    var limit = 20
+    /// What follows a subcommand that is not an option (`dongne send CHANNEL TEXT`).
+    var arguments: [String] = []
 
     static let usage = """
         usage: dongne [--data DIR] [--name NAME] [--channel NAME] [--location LAT,LON] [--port N] [--listen ADDRESS]
                       [--peer HOST:PORT]… [--network-key SECRET] [--reporter-standing HOURS] [--stamp-strength BITS]
                       [--dm-hold-back SECONDS] [--gpsd HOST:PORT] [--no-gps] [--no-dnssd]
                       [--json] [--help]
+               dongne node [the options above] [--socket PATH] [--log-level LEVEL]
+               dongne status [--data DIR | --socket PATH] [--json]
+               dongne send CHANNEL TEXT [--data DIR | --socket PATH] [--json]
+               dongne history CHANNEL [--limit N] [--data DIR | --socket PATH] [--json]
+
+          node              run the node without a terminal (a service): programs and scripts reach it through
+                            its local API, a Unix socket (Protocol/LOCAL-API.md)
+          status, send, history
+                            one request to the node running on this data directory: exit 0 when it was done,
+                            1 when the node refused it (the reason on standard error), 3 when no node runs
+          --socket PATH     the local API's socket (default $XDG_RUNTIME_DIR/dongne/api.sock for the default
+                            data directory, else DIR/api.sock)
+          --log-level LEVEL what `dongne node` logs: error, warning, notice (default), info or debug
+          --limit N         how many messages `dongne history` prints (default 20)
 
           --data DIR        where the identity key and the store live (default: \(Configuration.defaultDataDirectory))
           --name NAME       the name shown beside your messages (a label, not an identity)
@@ -73,12 +95,14 @@ struct CommandLineOptions: Equatable {
             case "--no-dnssd": options.discovery = false
             case "--no-gps": options.gpsd = nil
             case "--data", "--name", "--channel", "--location", "--gpsd", "--port", "--listen", "--peer", "--network-key",
-                "--reporter-standing", "--stamp-strength", "--dm-hold-back":
+                "--reporter-standing", "--stamp-strength", "--dm-hold-back", "--socket", "--log-level", "--limit":
                 guard let value = rest.popFirst(), !value.isEmpty else {
                     return .failure(UsageError(message: "\(argument) needs a value"))
                 }
                 if let problem = options.set(argument, value) { return .failure(UsageError(message: problem)) }
-            default: return .failure(UsageError(message: "unknown option \(argument)"))
+            default:
+                guard !argument.hasPrefix("--") else { return .failure(UsageError(message: "unknown option \(argument)")) }
+                options.arguments.append(argument)
             }
         }
         return .success(options)
@@ -116,6 +140,17 @@ struct CommandLineOptions: Equatable {
                 return "--stamp-strength takes a number of bits from 0 to 32"
             }
             stampStrength = bits
+        case "--socket": socket = value
+        case "--log-level":
+            guard let level = OperatorLog.Level(rawValue: value) else {
+                return "--log-level takes error, warning, notice, info or debug"
+            }
+            logLevel = level
+        case "--limit":
+            guard let count = Int(value), (1...LocalAPIRequests.maximumLimit).contains(count) else {
+                return "--limit takes a number from 1 to \(LocalAPIRequests.maximumLimit)"
+            }
+            limit = count
         case "--dm-hold-back":
             guard let seconds = Double(value), seconds >= 0, seconds <= 60 else {
                 return "--dm-hold-back takes a number of seconds from 0 to 60"

@@ -22,6 +22,16 @@ if options.showHelp {
     print(CommandLineOptions.usage)
     exit(0)
 }
+/// `dongne` alone chats in the REPL; `dongne node` runs the node as a service; the others ask a running node.
+let subcommand = options.arguments.first
+var requestOptions = options
+requestOptions.arguments = Array(options.arguments.dropFirst())
+switch subcommand {
+case nil, "node":
+    if options.arguments.count > 1 { fail("unexpected \(options.arguments[1])\n\(CommandLineOptions.usage)", status: 2) }
+case "status", "send", "history": OneShotCommand.run(subcommand!, options: requestOptions)
+case let other?: fail("unknown command \(other)\n\(CommandLineOptions.usage)", status: 2)
+}
 
 /// Tests and transcripts set DONGNE_CLOCK_START (milliseconds) for created times that do not depend on when
 /// they run; each signed document then takes the next second.
@@ -50,6 +60,7 @@ if options.stampStrength > 0, stat(options.dataDirectory + "/" + IdentityFile.fi
     // readers of standard output see only events).
     FileHandle.standardError.write(Data("making a new identity and its stamp (a few seconds, once)…\n".utf8))
 }
+if subcommand == "node" { await HeadlessNode.run(configuration, options: options) }
 let node: Node
 do { node = try await Node.start(configuration) } catch { fail("\(error)", status: 1) }
 

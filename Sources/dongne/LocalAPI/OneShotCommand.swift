@@ -1,0 +1,135 @@
+import Dongne
+import DongneNet
+import Foundation
+import Glibc
+
+/// `dongne status`, `dongne send CHANNEL TEXT` and `dongne history CHANNEL`: one request to the running node
+/// through its local API, for scripts. Exit status: 0 done, 1 the node refused it (its reason on standard error),
+/// 2 a wrong command line, 3 no node runs there.
+enum OneShotCommand {
+    static let refused: Int32 = 1
+    static let usage: Int32 = 2
+    static let noNode: Int32 = 3
+
+    static func run(_ subcommand: String, options: CommandLineOptions) -> Never {
+        let request: [String: Any]
+        switch (subcommand, options.arguments.count) {
+        case ("status", 0): request = ["op": "status"]
+        case ("send", 2): request = ["op": "send", "channel": options.arguments[0], "text": options.arguments[1]]
+        case ("history", 1): request = ["op": "history", "channel": options.arguments[0], "limit": options.limit]
+        default: fail("\(subcommand): wrong arguments\n\(CommandLineOptions.usage)", status: usage)
+        }
+        let path = options.socket
+            ?? LocalAPIServer.socketPath(
+                dataDirectory: options.dataDirectory, environment: ProcessInfo.processInfo.environment)
+        let reply: [String: Any]
+        do { reply = try LocalAPIConnection(path: path).request(request) } catch {
+            fail("\(error)", status: noNode)
+        }
+        guard reply["ok"] as? Bool == true else {
+            let error = reply["error"] as? [String: Any]
+            fail((error?["message"] as? String) ?? "the node refused the request", status: refused)
+        }
+        if options.json {
+            print(String(decoding: LocalAPIJSON.line(reply).dropLast(), as: UTF8.self))
+        } else {
+            print(text(of: reply, for: subcommand), terminator: "")
+        }
+        exit(0)
+    }
+
+    /// What a person reads.
+    static func text(of reply: [String: Any], for subcommand: String) -> String {
+        switch subcommand {
+        case "status":
+            let peers = reply["peers"] as? [[String: Any]] ?? []
+            let channels = reply["channels"] as? [String] ?? []
+            return """
+                \(reply["name"] as? String ?? "") (\(reply["fingerprint"] as? String ?? ""))
+                peers: \(peers.count)\(peers.isEmpty ? "" : " — " + peers.compactMap { $0["address"] as? String }.joined(separator: ", "))
+                channels: \(channels.isEmpty ? "none joined" : channels.joined(separator: ", "))
+                store: \(reply["storeBytes"] as? Int ?? 0) bytes
+                up: \(reply["uptimeSeconds"] as? Int ?? 0) s
+                listening: \(reply["listening"] as? String ?? "no")
+
+                """
+        case "send": return "sent \(reply["document"] as? String ?? "")\n"
+        default:
+            let documents = reply["documents"] as? [[String: Any]] ?? []
+            return documents.map { document in
+                let name = document["senderName"] as? String ?? ""
+                let author = (document["author"] as? String).map { String($0.prefix(8)) } ?? ""
+                let body: String =
+                    switch document["type"] as? String {
+                    case "text": VisibleText.body(document["text"] as? String ?? "").replacingOccurrences(of: "\n", with: " ┆ ")
+                    case "location": "📍 \(document["latitude"] ?? ""), \(document["longitude"] ?? "")"
+                    default: "📷 photo"
+                    }
+                return "\(VisibleText.name(name)) (\(author)): \(body)\n"
+            }.joined()
+        }
+    }
+}
+
+/// A blocking connection to a node's local API, for one-shot commands: it reads the greeting, sends requests and
+/// waits for their answers (events in between are skipped). Every wait is bounded (10 s).
+final class LocalAPIConnection {
+    private let descriptor: Int32
+    private var buffered: [UInt8] = []
+    private var nextID = 1
+
+    /// Why no node could be reached.
+    struct Unreachable: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(path: String) throws {
+        guard let descriptor = LocalListener.dial(path) else {
+            throw Unreachable(description: "no node answers at \(path): start one with `dongne node` (or give its --data DIR or --socket PATH)")
+        }
+        self.descriptor = descriptor
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let greeting = try readObject()
+        guard greeting["event"] as? String == "hello" else {
+            close(descriptor)
+            let error = greeting["error"] as? [String: Any]
+            throw Unreachable(description: (error?["message"] as? String) ?? "what answers at \(path) is not a dongne node")
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Sends `request` and returns its answer.
+    func request(_ request: [String: Any]) throws -> [String: Any] {
+        var request = request
+        let id = nextID
+        nextID += 1
+        request["id"] = id
+        let line = LocalAPIJSON.line(request)
+        guard line.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == line.count else {
+            throw Unreachable(description: "the node hung up")
+        }
+        while true {
+            let object = try readObject()
+            if object["id"] as? Int == id { return object }
+        }
+    }
+
+    private func readObject() throws -> [String: Any] {
+        while true {
+            if let end = buffered.firstIndex(of: 0x0A) {
+                let line = Array(buffered[..<end])
+                buffered.removeSubrange(...end)
+                guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
+                    throw Unreachable(description: "the node sent a line that is not JSON")
+                }
+                return object
+            }
+            var chunk = [UInt8](repeating: 0, count: 64 << 10)
+            let count = recv(descriptor, &chunk, chunk.count, 0)
+            guard count > 0 else { throw Unreachable(description: "the node hung up (or did not answer in 10 s)") }
+            buffered += chunk.prefix(count)
+        }
+    }
+}

@@ -1,0 +1,337 @@
+import Dongne
+import DongneNet
+import DongneTestSupport
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+@testable import dongne
+
+/// `dongne node` as a service runs it, and its local API as scripts and programs use it.
+@Suite struct HeadlessNodeTests {
+    /// Ready and stopping reach systemd's notify socket; scripts send and read through the socket with exit codes
+    /// they can trust; SIGTERM stops the node cleanly, after which the scripts say no node runs.
+    @Test func aServiceNodeTellsSystemdAndAnswersScriptsUntilSIGTERM() async throws {
+        let notify = try NotifySocket()
+        defer { notify.close() }
+        let service = try ServiceNode(environment: ["NOTIFY_SOCKET": notify.path])
+        defer { service.stop() }
+        let ready = try #require(notify.receive(), "READY=1 within 20 s: \(service.errors())")
+        #expect(ready.hasPrefix("READY=1\nSTATUS=running: 민지 ("), "\(ready)")
+
+        let sent = try REPLProcess.run(["send", "서울특별시", "스크립트에서 인사", "--data", service.directory], input: "")
+        #expect(sent.status == 0, "\(sent.errors)")
+        #expect(sent.output.hasPrefix("sent "))
+        let history = try REPLProcess.run(["history", "서울특별시", "--data", service.directory], input: "")
+        #expect(history.status == 0 && history.output.hasSuffix(": 스크립트에서 인사\n"), "\(history)")
+        let status = try REPLProcess.run(["status", "--json", "--data", service.directory], input: "")
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
+        #expect(fields["name"] as? String == "민지" && (fields["fingerprint"] as? String)?.count == 52)
+        let refused = try REPLProcess.run(["send", "서울특별시", " ", "--data", service.directory], input: "")
+        #expect(refused.status == 1 && refused.errors.contains("the message is empty"), "\(refused)")
+
+        kill(service.pid, SIGTERM)
+        #expect(notify.receive() == "STOPPING=1")
+        #expect(await service.waitForExit() == 0)
+        #expect(service.errors().contains("dongne: notice: stopped"), "\(service.errors())")
+        let after = try REPLProcess.run(["status", "--data", service.directory], input: "")
+        #expect(after.status == 3 && after.errors.contains("no node answers at"), "\(after)")
+        #expect(!FileManager.default.fileExists(atPath: service.directory + "/api.sock"), "the socket is removed")
+    }
+
+    /// The kernel's record of the connecting process's user decides, not the socket file's mode: with the file
+    /// opened to everyone, another user's process is still refused.
+    @Test func anotherUsersProgramIsRefusedEvenWhenTheSocketIsOpenToIt() async throws {
+        let folder = "/tmp/dongne-uid-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        chmod(folder, 0o755)
+        let socket = folder + "/api.sock"
+        let service = try ServiceNode(extra: ["--socket", socket])
+        defer { service.stop() }
+        #expect(await service.waitForLog("node started"), "\(service.errors())")
+        chmod(socket, 0o666)
+        let nobody = try Self.connectAs(uid: 65534, to: socket)
+        #expect(nobody.contains(#""code":"other-user""#), "\(nobody)")
+        #expect(await service.waitForLog("refused a local API connection from user 65534"))
+        let own = try Self.connectAs(uid: getuid(), to: socket)
+        #expect(own.contains(#""event":"hello""#), "\(own)")
+    }
+
+    /// The first line a process of user `uid` reads from the socket (setpriv switches the user).
+    static func connectAs(uid: uid_t, to socket: String) throws -> String {
+        let script = "import socket,sys; s=socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1]); "
+            + "print(s.makefile().readline(), end='')"
+        let process = SpawnedProcess()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid", "\(uid)", "--regid", "\(uid)", "--clear-groups", "/usr/bin/python3", "-c", script, socket]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// The local API served from a node in this process, beside an in-process listener on the same query.
+@Suite struct LocalAPIContractTests {
+    /// The Python example (standard library only) prints the same snapshots, change for change, as a listener
+    /// in the node's own process.
+    @Test func thePythonExampleSeesTheSameSnapshotsAsAnInProcessListener() async throws {
+        let served = try await ServedNode.start()
+        defer { served.stop() }
+        let seoul = try await served.test.node.join("서울특별시")
+        try await seoul.send(.text("먼저 있던 글"))
+        let inProcess = Mutex<[String]>([])
+        let registration = try seoul.messages.whereField(.isActive, isEqualTo: true).order(by: .created).limit(toLast: 3)
+            .addSnapshotListener { snapshot, _ in
+                guard let snapshot else { return }
+                let line = LocalAPIJSON.line(LocalAPIJSON.snapshot(snapshot, listener: 1)).dropLast()
+                inProcess.withLock { $0.append(String(decoding: line, as: UTF8.self)) }
+            }
+        defer { registration.remove() }
+        let example = try PythonExample(socket: served.path, channel: "서울특별시", limit: 3)
+        defer { example.stop() }
+        #expect(await example.waitForLines(1), "the first snapshot: \(example.errors())")
+        for text in ["하나", "둘", "셋", "넷"] { _ = try await seoul.send(.text(text)) }
+        let firstID = try #require(try await seoul.messages.order(by: .created).limit(toLast: 5).getDocuments().documents.last?.id)
+        try await seoul.retract(firstID)
+        let expected = await Self.eventually { inProcess.withLock { $0.count } >= 6 }
+        #expect(expected, "\(inProcess.withLock { $0 })")
+        let count = inProcess.withLock { $0.count }
+        #expect(await example.waitForLines(count))
+        let theirs = example.lines().map(Self.normalized)
+        let ours = inProcess.withLock { $0 }.map(Self.normalized)
+        #expect(theirs == ours)
+    }
+
+    /// A client that stops reading is cut off once 1 MiB waits for it; the other client and the node go on.
+    @Test func aClientThatStopsReadingIsCutOffAndTheOthersGoOn() async throws {
+        let served = try await ServedNode.start()
+        defer { served.stop() }
+        let seoul = try await served.test.node.join("서울특별시")
+        for index in 0..<200 { _ = try await seoul.send(.text("채널을 채우는 글 \(index) " + String(repeating: "가", count: 300))) }
+        let stuck = try RawClient(path: served.path)
+        defer { stuck.close() }
+        // 64 listeners, each first snapshot holding all 200 messages (~1 KiB each): far more than 1 MiB, unread.
+        for id in 1...64 {
+            stuck.write(#"{"id":\#(id),"op":"listen","channel":"서울특별시","limit":1000}"#)
+        }
+        let reader = try LocalAPIConnection(path: served.path)
+        #expect(await Self.eventually { served.server.clientCount == 1 }, "the stuck client is cut off")
+        _ = try reader.request(["op": "send", "channel": "서울특별시", "text": "아직 살아 있어요"])
+        let history = try reader.request(["op": "history", "channel": "서울특별시", "limit": 1])
+        let last = (history["documents"] as? [[String: Any]])?.last
+        #expect(last?["text"] as? String == "아직 살아 있어요")
+    }
+
+    /// Requests that are not the protocol get an error each, and the connection goes on.
+    @Test func badRequestsAreAnsweredWithTheirCodeAndTheConnectionGoesOn() async throws {
+        let served = try await ServedNode.start()
+        defer { served.stop() }
+        let client = try LocalAPIConnection(path: served.path)
+        let unknown = try client.request(["op": "fly"])
+        #expect((unknown["error"] as? [String: Any])?["code"] as? String == "unknown-op")
+        let missing = try client.request(["op": "send", "channel": "서울특별시"])
+        #expect((missing["error"] as? [String: Any])?["code"] as? String == "bad-request")
+        let long = try client.request(["op": "send", "channel": "서울특별시", "text": String(repeating: "가", count: 2_000)])
+        #expect((long["error"] as? [String: Any])?["code"] as? String == "text-too-long", "\(long)")
+        let noListener = try client.request(["op": "unlisten", "listener": 99])
+        #expect((noListener["error"] as? [String: Any])?["code"] as? String == "no-such-listener")
+        let status = try client.request(["op": "status"])
+        #expect(status["ok"] as? Bool == true)
+    }
+
+    static func normalized(_ line: String) -> String {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return line }
+        var copy = object
+        copy["listener"] = nil
+        let data = try? JSONSerialization.data(withJSONObject: copy, options: [.sortedKeys])
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? line
+    }
+
+    static func eventually(seconds: Int = 20, _ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return condition()
+    }
+}
+
+/// A node of this process served through the local API at a socket in its data directory.
+struct ServedNode {
+    let test: TestNode
+    let server: LocalAPIServer
+    var path: String { test.directory + "/api.sock" }
+
+    static func start() async throws -> ServedNode {
+        let test = try await TestNode.start()
+        let server = try LocalAPIServer(node: test.node, path: test.directory + "/api.sock") { _ in }
+        return ServedNode(test: test, server: server)
+    }
+
+    func stop() {
+        server.close()
+        test.stop()
+    }
+}
+
+/// A client that writes requests and never reads.
+final class RawClient {
+    private let descriptor: Int32
+
+    init(path: String) throws {
+        guard let descriptor = LocalListener.dial(path) else { throw POSIXError(.ECONNREFUSED) }
+        self.descriptor = descriptor
+    }
+
+    func write(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    func close() { Glibc.close(descriptor) }
+}
+
+/// `examples/local-api/subscribe.py --json`, its lines collected.
+final class PythonExample: Sendable {
+    private let process = SpawnedProcess()
+    private let collected = LineCollector()
+    private let errorText: ErrorCollector
+
+    init(socket: String, channel: String, limit: Int) throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            root.appendingPathComponent("examples/local-api/subscribe.py").path, channel, "--socket", socket,
+            "--limit", "\(limit)", "--json",
+        ]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        errorText = ErrorCollector(errors.fileHandleForReading)
+        collected.read(output.fileHandleForReading)
+    }
+
+    func lines() -> [String] { collected.lines }
+
+    func waitForLines(_ count: Int) async -> Bool {
+        await LocalAPIContractTests.eventually { lines().count >= count }
+    }
+
+    func errors() -> String { process.isRunning ? "" : errorText.text() }
+
+    func stop() {
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+    }
+}
+
+/// `dongne node` in a process of its own, on a data directory of its own.
+final class ServiceNode: Sendable {
+    let directory = NSTemporaryDirectory() + "dongne-service-" + UUID().uuidString
+    private let process = SpawnedProcess()
+    private let errorLines = LineCollector()
+
+    init(extra: [String] = [], environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: REPLProcess.binary)
+        process.arguments = REPLProcess.testArguments(
+            ["node", "--data", directory, "--name", "민지", "--port", "0", "--no-dnssd", "--log-level", "info"] + extra)
+        var merged = ProcessInfo.processInfo.environment
+        merged["JOURNAL_STREAM"] = nil
+        merged["NOTIFY_SOCKET"] = nil
+        for (key, value) in environment { merged[key] = value }
+        process.environment = merged
+        let errors = Pipe()
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        errorLines.read(errors.fileHandleForReading)
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    func errors() -> String { errorLines.lines.joined(separator: "\n") }
+
+    func waitForLog(_ text: String) async -> Bool {
+        await LocalAPIContractTests.eventually(seconds: 30) { errors().contains(text) }
+    }
+
+    func waitForExit() async -> Int32? {
+        guard await LocalAPIContractTests.eventually(seconds: 30, { !process.isRunning }) else { return nil }
+        return process.terminationStatus
+    }
+
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// A datagram socket where a test plays systemd: what the service sends to NOTIFY_SOCKET arrives here.
+final class NotifySocket: Sendable {
+    let path = NSTemporaryDirectory() + "dongne-notify-" + UUID().uuidString.prefix(8)
+    private let descriptor: Int32
+
+    init() throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes + [0]) }
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+    }
+
+    /// The next notification, or nil after 20 s.
+    func receive() -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        let count = recv(descriptor, &buffer, buffer.count, 0)
+        return count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self) : nil
+    }
+
+    func close() {
+        Glibc.close(descriptor)
+        unlink(path)
+    }
+}
+
+/// The lines a child process writes to a pipe, read on a thread of their own until the pipe closes.
+final class LineCollector: Sendable {
+    private let collected = Mutex<[String]>([])
+
+    var lines: [String] { collected.withLock { $0 } }
+
+    func read(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            var buffered = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { return }
+                buffered += chunk
+                while let end = buffered.firstIndex(of: 0x0A) {
+                    let line = String(decoding: buffered[buffered.startIndex..<end], as: UTF8.self)
+                    buffered = Data(buffered[(end + 1)...])
+                    collected.withLock { $0.append(line) }
+                }
+            }
+        }
+    }
+}
