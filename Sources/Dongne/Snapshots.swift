@@ -49,20 +49,20 @@ extension QuerySnapshot {
     }
 
     /// A listener's snapshots as an asynchronous sequence: `listen` adds the listener (or throws, which fails the
-    /// first `next()`); ending the iteration, or cancelling its task, removes it.
+    /// first `next()`); ending the iteration, or cancelling its task, removes it. A consumer slower than the
+    /// changes gets them merged (``SnapshotMailbox``): at most one snapshot waits for it.
     static func stream(
         _ listen: (@escaping @Sendable (QuerySnapshot<Document>?, (any Error)?) -> Void) throws -> ListenerRegistration
     ) -> AsyncThrowingStream<QuerySnapshot<Document>, any Error> {
-        AsyncThrowingStream { continuation in
-            do {
-                let registration = try listen { snapshot, error in
-                    if let snapshot { continuation.yield(snapshot) } else { continuation.finish(throwing: error) }
-                }
-                continuation.onTermination = { _ in registration.remove() }
-            } catch {
-                continuation.finish(throwing: error)
-            }
+        let mailbox = SnapshotMailbox<Document>()
+        do {
+            mailbox.hold(try listen { [weak mailbox] snapshot, error in mailbox?.receive(snapshot, error) })
+        } catch {
+            mailbox.receive(nil, error)
         }
+        // The stream asks for the next snapshot only when its consumer does; dropping the stream drops the mailbox,
+        // which removes the listener.
+        return AsyncThrowingStream(unfolding: { try await mailbox.next() })
     }
 }
 

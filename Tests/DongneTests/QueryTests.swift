@@ -56,6 +56,29 @@ import Testing
         #expect(await test.node.hub.observerCount == 1, "the cancelled sequence removed its listener")
     }
 
+    /// A consumer that takes nothing while 300 messages arrive and one is retracted holds one waiting snapshot,
+    /// not 300; what it takes then applies, change by change, to what it had, and gives the latest documents.
+    @Test func aSlowConsumerGetsTheChangesMergedIntoOneSnapshotThatStillApplies() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let first = try await seoul.send(.text("처음"))
+        let query = seoul.messages.whereField(.isActive, isEqualTo: true).order(by: .created).limit(toLast: 50)
+        var iterator = query.snapshots().makeAsyncIterator()
+        let had = try #require(try await iterator.next()).documents
+        #expect(had.map(\.id) == [first])
+        for index in 0..<300 { try await seoul.send(.text("\(index)")) }
+        try await seoul.retract(first)
+        let latest = try await query.getDocuments().documents
+        let merged = try #require(try await iterator.next())
+        #expect(merged.documents == latest)
+        #expect(SnapshotDiff.apply(merged.documentChanges, to: had) == latest)
+        #expect(merged.documentChanges.count == 51, "one removed, fifty added: \(merged.documentChanges.count)")
+        try await seoul.send(.text("다음"))
+        let next = try #require(try await iterator.next())
+        #expect(next.documentChanges.map(\.type) == [.removed, .added] && next.documents.last?.content == .text("다음"))
+    }
+
     @Test func theChannelListFollowsJoinsLeavesChannelDocumentsAndNewMessages() async throws {
         let test = try await TestNode.start()
         defer { test.stop() }
