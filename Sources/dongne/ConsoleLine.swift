@@ -12,6 +12,8 @@ struct ConsoleLine: Sendable, Equatable {
     let event: String
     /// And its fields.
     let fields: [String: any Sendable]
+    /// The JSON form as another process made it (a REPL attached to a node gets its lines made).
+    private let madeJSON: String?
 
     /// A line with a JSON object of `event` and `fields`.
     init(text: String, colored: String? = nil, event: String, fields: [String: any Sendable] = [:]) {
@@ -19,12 +21,23 @@ struct ConsoleLine: Sendable, Equatable {
         self.colored = colored ?? text
         self.event = event
         self.fields = fields
+        self.madeJSON = nil
+    }
+
+    /// A line made elsewhere, in the forms it came in (a missing one is the plain text).
+    init(madeElsewhere text: String, colored: String?, json: String?) {
+        self.text = text
+        self.colored = colored ?? text
+        self.event = "line"
+        self.fields = [:]
+        self.madeJSON = json
     }
 
     /// The line as one JSON object on one line, keys sorted so that output is stable. Made when it is written,
     /// on the output's thread: Foundation sorts the keys by a locale's rules, which on the thread that shows
     /// messages took a quarter of its time under a flood.
     var json: String {
+        if let madeJSON { return madeJSON }
         var object: [String: Any] = fields
         object["event"] = event
         let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])

@@ -1,4 +1,5 @@
 import Dongne
+import DongneNet
 import DongneStore
 import Foundation
 
@@ -32,6 +33,14 @@ case nil, "node":
 case "status", "send", "history": OneShotCommand.run(subcommand!, options: requestOptions)
 case let other?: fail("unknown command \(other)\n\(CommandLineOptions.usage)", status: 2)
 }
+let socketPath = options.socket
+    ?? LocalAPIServer.socketPath(dataDirectory: options.dataDirectory, environment: ProcessInfo.processInfo.environment)
+let interactive = isatty(0) == 1 && isatty(1) == 1 && !options.json
+let colors = Palette.isWanted(environment: ProcessInfo.processInfo.environment, isTerminal: interactive)
+// A node already runs on this data directory (a service, or another REPL): this REPL attaches to it.
+if subcommand == nil, LocalListener.answers(socketPath) {
+    await AttachedREPL.run(path: socketPath, options: options, interactive: interactive, colors: colors)
+}
 
 /// Tests and transcripts set DONGNE_CLOCK_START (milliseconds) for created times that do not depend on when
 /// they run; each signed document then takes the next second.
@@ -64,39 +73,25 @@ if subcommand == "node" { await HeadlessNode.run(configuration, options: options
 let node: Node
 do { node = try await Node.start(configuration) } catch { fail("\(error)", status: 1) }
 
-/// Today's date for timestamps: the clock's start in transcripts (DONGNE_CLOCK_START), else the system's.
-let clockStart = ProcessInfo.processInfo.environment["DONGNE_CLOCK_START"].flatMap(UInt64.init)
-let today: @Sendable () -> LocalTime? = {
-    LocalTime(milliseconds: clockStart ?? UInt64(max(0, Date().timeIntervalSince1970 * 1_000)))
+// Other programs and REPLs of this user attach to this node while it runs (a REPL that finds it is already
+// served attached above instead).
+let server: LocalAPIServer?
+do { server = try LocalAPIServer(node: node, path: socketPath) { _ in } } catch {
+    server = nil
+    FileHandle.standardError.write(Data("dongne: other programs cannot attach to this node: \(error)\n".utf8))
 }
-let interactive = isatty(0) == 1 && isatty(1) == 1 && !options.json
-let colors = Palette.isWanted(environment: ProcessInfo.processInfo.environment, isTerminal: interactive)
 let completer = CompletionSource()
 let terminal = interactive ? TerminalConsole(colors: colors, completions: completer.completions) : nil
 let console: any Console = terminal ?? StreamConsole(json: options.json)
-let session = Session(node: node, console: console, isJSON: options.json, today: today)
+let session = Session(node: node, console: console, isJSON: options.json, today: REPLClock.today)
 completer.use(session)
-console.write(
-    ConsoleLine(
-        text: "* dongne: you are \(node.displayName) (\(node.publicKey.fingerprint.short)); /help lists the commands",
-        event: "started",
-        fields: [
-            "schema": 1, "name": node.displayName, "fingerprint": node.publicKey.fingerprint.full,
-            "author": Hex.encode(node.publicKey.bytes), "store": node.storePath,
-        ]))
-if let address = node.listeningAddress {
-    console.write(ConsoleLine(text: "* listening on \(address)", event: "listening", fields: ["address": address]))
-}
-await session.whereabouts.start()
-session.peers.follow()
-await session.followJoinedChannels()
-session.followDirectMessages()
-if let channel = options.channel { _ = await session.handle("/join \(channel)") }
+await session.begin(joining: options.channel)
 for await line in terminal?.lines() ?? PipedInput.lines() {
     guard await session.handle(line) else { break }
 }
 session.close()
 terminal?.finish()
 console.flush()
+server?.close()
 await node.stop()
 exit(0)

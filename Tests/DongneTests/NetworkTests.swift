@@ -104,6 +104,8 @@ final class NodeProcess: @unchecked Sendable {
         name: String, extra: [String], directory: String = NSTemporaryDirectory() + "dongne-net-" + UUID().uuidString
     ) throws {
         self.directory = directory
+        // A REPL that ended by itself has no reader on its input: writing there must fail, not kill the tests.
+        signal(SIGPIPE, SIG_IGN)
         process.executableURL = URL(fileURLWithPath: REPLProcess.binary)
         process.arguments = REPLProcess.testArguments(
             ["--data", directory, "--name", name, "--port", "0", "--no-dnssd", "--json", "--channel", "서울특별시"] + extra)
@@ -133,8 +135,10 @@ final class NodeProcess: @unchecked Sendable {
     /// The process's id.
     var pid: Int32 { process.processIdentifier }
 
+    /// Types a line; nothing once the REPL has ended (an attached REPL ends when its node stops).
     func type(_ line: String) {
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+        guard process.isRunning else { return }
+        try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// Waits (at most 20 s) until a line satisfies `predicate`.

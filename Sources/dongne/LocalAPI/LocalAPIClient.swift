@@ -21,6 +21,8 @@ final class LocalAPIClient: Sendable {
         var listeners: [Int: ListenerRegistration] = [:]
         var nextListener = 1
         var ended = false
+        /// The REPL session of an attached REPL, once it asked for one.
+        var session: Session?
     }
 
     let node: Node
@@ -90,6 +92,41 @@ final class LocalAPIClient: Sendable {
         return true
     }
 
+    // MARK: An attached REPL
+
+    /// Starts a REPL session in the node for this client (one per connection), its lines in `form`.
+    func attachREPL(form: SocketConsole.Form, joining channel: String?) async throws {
+        let session = Session(
+            node: node, console: SocketConsole(client: self, form: form), isJSON: form == .json,
+            today: REPLClock.today)
+        let fresh = state.withLock { state -> Bool in
+            guard state.session == nil, !state.ended else { return false }
+            state.session = session
+            return true
+        }
+        guard fresh else { throw LocalAPIError(code: "already-attached", message: "this connection has a REPL already") }
+        await session.begin(joining: channel)
+    }
+
+    /// Runs one line of the attached REPL; false when it ends the session (`/quit`).
+    func replLine(_ line: String) async throws -> Bool {
+        guard let session = state.withLock({ $0.session }) else { throw Self.notAttached }
+        guard await session.handle(line) else {
+            state.withLock { $0.session = nil }
+            session.close()
+            return false
+        }
+        return true
+    }
+
+    /// What Tab completes `word` in `line` with.
+    func replCompletions(line: String, word: String) throws -> [String] {
+        guard let session = state.withLock({ $0.session }) else { throw Self.notAttached }
+        return session.completions(line: line, word: word)
+    }
+
+    static let notAttached = LocalAPIError(code: "not-attached", message: "attach a REPL first (op repl.attach)")
+
     private func received(_ bytes: [UInt8]) {
         let (lines, problem) = state.withLock { state -> ([[UInt8]], LocalAPIError?) in
             var lines: [[UInt8]] = []
@@ -135,14 +172,15 @@ final class LocalAPIClient: Sendable {
     }
 
     private func end() {
-        let registrations = state.withLock { state -> [ListenerRegistration]? in
+        let ending = state.withLock { state -> ([ListenerRegistration], Session?)? in
             guard !state.ended else { return nil }
             state.ended = true
-            defer { state.listeners = [:] }
-            return Array(state.listeners.values)
+            defer { (state.listeners, state.session) = ([:], nil) }
+            return (Array(state.listeners.values), state.session)
         }
-        guard let registrations else { return }
+        guard let (registrations, session) = ending else { return }
         for registration in registrations { registration.remove() }
+        session?.close()
         requests.finish()
         onEnd(self)
     }

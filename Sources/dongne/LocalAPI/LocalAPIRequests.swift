@@ -48,6 +48,17 @@ enum LocalAPIRequests {
             let channel = try node.channel(named: try string("channel", in: request))
             try await channel.retract(try documentID(in: request))
             return [:]
+        case "repl.attach":
+            let form = SocketConsole.Form(rawValue: request["form"] as? String ?? "plain") ?? .plain
+            try await client.attachREPL(form: form, joining: request["channel"] as? String)
+            return [:]
+        case "repl.line":
+            return ["detached": !(try await client.replLine(try string("line", in: request)))]
+        case "repl.complete":
+            return [
+                "completions": try client.replCompletions(
+                    line: try string("line", in: request), word: try string("word", in: request))
+            ]
         default:
             throw LocalAPIError(code: "unknown-op", message: "\(op) is not an op of version \(LocalAPIJSON.version)")
         }

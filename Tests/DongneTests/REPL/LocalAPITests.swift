@@ -335,3 +335,97 @@ final class LineCollector: Sendable {
         }
     }
 }
+
+/// The service units in packaging/systemd, as systemd reads them.
+@Suite struct ServiceUnitTests {
+    /// `systemd-analyze verify` accepts both units with nothing to say (it only warns, and exits 0, for a
+    /// setting it cannot parse: silence is the test), with the built binary where the unit expects dongne.
+    @Test func systemdAcceptsTheUnits() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let folder = NSTemporaryDirectory() + "dongne-units-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var paths: [String] = []
+        for (name, binary) in [("dongne.service", "%h/.local/bin/dongne"), ("dongne-relay.service", "/usr/local/bin/dongne")] {
+            let unit = try String(contentsOf: root.appendingPathComponent("packaging/systemd/" + name), encoding: .utf8)
+            #expect(unit.contains("Type=notify") && unit.contains("WatchdogSec=") && unit.contains("NoNewPrivileges=yes"))
+            #expect(unit.contains("ExecStart=\(binary) node"))
+            let path = folder + "/" + name
+            try unit.replacingOccurrences(of: binary, with: REPLProcess.binary).write(toFile: path, atomically: true, encoding: .utf8)
+            paths.append(path)
+        }
+        let process = SpawnedProcess()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
+        process.arguments = ["verify", "--man=no"] + paths
+        let said = Pipe()
+        process.standardOutput = said
+        process.standardError = said
+        try process.run()
+        let output = String(decoding: said.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0 && output.isEmpty, "\(output)")
+    }
+}
+
+/// REPLs attached to a node that runs as a service: each with its own view, coming and going while the node keeps
+/// carrying the channel for a peer.
+@Suite struct AttachedREPLTests {
+    @Test func twoREPLsAttachToAServiceNodeAndChatWithAPeerWhileTheyComeAndGo() async throws {
+        let peer = try NodeProcess(name: "준호", extra: [])
+        defer { peer.stop() }
+        let port = try await peer.listeningPort()
+        let service = try ServiceNode(extra: ["--peer", "127.0.0.1:\(port)"])
+        defer { service.stop() }
+        #expect(await service.waitForLog("peer joined"), "\(service.errors())")
+
+        let first = try NodeProcess(name: "ignored", extra: [], directory: service.directory)
+        let second = try NodeProcess(name: "ignored", extra: [], directory: service.directory)
+        defer { second.stop(keepingData: true) }
+        for repl in [first, second] {
+            #expect(await repl.waitFor { $0["event"] as? String == "started" && $0["name"] as? String == "민지" })
+            #expect(await repl.waitFor { $0["event"] as? String == "joined" })
+        }
+        first.type("첫 번째 창에서 인사")
+        #expect(await peer.waitFor { $0["text"] as? String == "첫 번째 창에서 인사" && $0["name"] as? String == "민지" })
+        #expect(await second.waitFor { $0["text"] as? String == "첫 번째 창에서 인사" }, "the other REPL sees it too")
+        peer.type("둘 다 보이나요?")
+        for repl in [first, second] { #expect(await repl.waitFor { $0["text"] as? String == "둘 다 보이나요?" }) }
+
+        first.stop(keepingData: true)  // /quit: this REPL leaves, the node does not
+        peer.type("한 창은 나갔어요")
+        #expect(await second.waitFor { $0["text"] as? String == "한 창은 나갔어요" })
+        #expect(!peer.lines.contains { $0["event"] as? String == "peer-left" }, "the node stayed")
+        let third = try NodeProcess(name: "ignored", extra: [], directory: service.directory)
+        defer { third.stop(keepingData: true) }
+        #expect(await third.waitFor { $0["text"] as? String == "한 창은 나갔어요" }, "a new REPL sees the channel's last page")
+
+        kill(service.pid, SIGTERM)
+        #expect(await service.waitForExit() == 0)
+        for repl in [second, third] {
+            #expect(await repl.waitFor { ($0["message"] as? String)?.hasPrefix("the node stopped") == true })
+        }
+        #expect(await peer.waitFor { $0["event"] as? String == "peer-left" })
+    }
+
+    /// In a terminal: the prompt, Tab completion and a sent line, from a REPL attached to a service node.
+    @Test func anAttachedREPLInATerminalCompletesSendsAndQuitsWithoutStoppingTheNode() async throws {
+        let service = try ServiceNode()
+        defer { service.stop() }
+        #expect(await service.waitForLog("node started"), "\(service.errors())")
+        let terminal = try Tmux()
+        defer { terminal.close() }
+        try terminal.start("\(REPLProcess.binary) --data \(service.directory) --channel 서울특별시; sleep 30")
+        #expect(await terminal.waitFor { $0.contains { $0.hasPrefix("* dongne: you are 민지 (") } })
+        #expect(await terminal.waitFor { $0.last == "[서울특별시]" })
+        try terminal.keys("/pe")
+        try terminal.press("Tab")
+        #expect(await terminal.waitFor { $0.last == "[서울특별시] /peers" })
+        try terminal.press("C-u")
+        try terminal.keys("터미널에서 보내요", enter: true)
+        #expect(await terminal.waitFor { $0.contains { $0.hasPrefix("#") && $0.hasSuffix("터미널에서 보내요") } })
+        try terminal.keys("/quit", enter: true)
+        let sent = try REPLProcess.run(["history", "서울특별시", "--data", service.directory], input: "")
+        #expect(sent.output.hasSuffix(": 터미널에서 보내요\n"), "the node still runs: \(sent)")
+    }
+}

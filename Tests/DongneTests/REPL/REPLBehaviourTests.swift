@@ -44,15 +44,24 @@ import DongneTestSupport
         #expect(sent != nil && failed != nil && sent! < failed!, "the message went out while the dial still hung")
     }
 
-    @Test func aSecondProcessOnTheSameDataDirectoryIsRefusedAndNamesTheFirst() async throws {
+    /// A second REPL on a data directory in use attaches to the node running there; a second node is refused and
+    /// told which process holds the folder, also when the first one cannot be attached to.
+    @Test func aSecondREPLAttachesAndASecondNodeIsRefusedNamingTheFirst() async throws {
         let directory = NSTemporaryDirectory() + "dongne-lock-" + UUID().uuidString
         let a = try NodeProcess(name: "민지", extra: [], directory: directory)
         defer { a.stop() }
         _ = try await a.listeningPort()
-        let second = try REPLProcess.run(["--data", directory, "--port", "0", "--no-dnssd"], input: "")
-        #expect(second.status == 1)
-        #expect(second.errors.contains("\(directory) is in use by process \(a.pid) (dongne)"), "\(second.errors)")
-        #expect(second.output.isEmpty, "it never started: \(second.output)")
+        let attached = try REPLProcess.run(["--data", directory, "--port", "0", "--no-dnssd", "--name", "준호"], input: "")
+        #expect(attached.status == 0, "\(attached.errors)")
+        #expect(attached.output.hasPrefix("* dongne: you are 민지 ("), "the running node's identity: \(attached.output)")
+        let node = try REPLProcess.run(["node", "--data", directory, "--port", "0", "--no-dnssd"], input: "")
+        #expect(node.status == 1)
+        #expect(node.errors.contains("\(directory) is in use by process \(a.pid) (dongne)"), "\(node.errors)")
+        let otherSocket = try REPLProcess.run(
+            ["--data", directory, "--socket", directory + "/elsewhere.sock", "--port", "0", "--no-dnssd"], input: "")
+        #expect(otherSocket.status == 1)
+        #expect(otherSocket.errors.contains("\(directory) is in use by process \(a.pid) (dongne)"), "\(otherSocket.errors)")
+        #expect(otherSocket.output.isEmpty, "it never started: \(otherSocket.output)")
     }
 
     @Test func theJSONFormSaysWhenASentMessageIsStoredByAPeer() async throws {
