@@ -10,9 +10,10 @@ import Foundation
 //   swift run -c release dongne-bench delivery
 //   swift run -c release dongne-bench direct
 //   swift run -c release dongne-bench regions
+//   swift build -c release && .build/release/dongne-bench local-api   (needs the release dongne beside it)
 //   scripts/bench-lan                 (runs dongne-bench lan-node on the hosts of scripts/lan)
 
-let usage = "usage: dongne-bench ingest | listeners | simulate | sync | delivery | direct | regions"
+let usage = "usage: dongne-bench ingest | listeners | simulate | sync | delivery | direct | regions | local-api"
 switch CommandLine.arguments.dropFirst().first {
 case "ingest":
     let met = try await IngestBenchmark.run()
@@ -34,6 +35,9 @@ case "direct":
     exit(met ? 0 : 1)
 case "regions":
     let met = try RegionsBenchmark.run()
+    exit(met ? 0 : 1)
+case "local-api":
+    let met = try await LocalAPIBenchmark.run()
     exit(met ? 0 : 1)
 case "lan-node":
     let met = try await LanNode.run(Array(CommandLine.arguments.dropFirst(2)))

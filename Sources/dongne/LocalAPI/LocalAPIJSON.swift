@@ -44,6 +44,53 @@ enum LocalAPIJSON {
         ]
     }
 
+    /// ``snapshot(_:listener:)`` as one line, written by hand (``JSONText``): what the node sends most.
+    static func snapshotLine(_ snapshot: QuerySnapshot<MessageSnapshot>, listener: Int) -> [UInt8] {
+        var text = JSONText(capacity: 256 + 384 * snapshot.documentChanges.count)
+        text.object { event in
+            event.integer("count", snapshot.count)
+            event.array("documentChanges", snapshot.documentChanges) { change, each in
+                change.object("document") { write(each.document, into: &$0) }
+                change.integer("newIndex", each.newIndex)
+                change.integer("oldIndex", each.oldIndex)
+                change.string("type", type(each.type))
+            }
+            event.string("event", "snapshot")
+            event.integer("listener", listener)
+            event.object("metadata") { write(snapshot.metadata, into: &$0) }
+        }
+        return text.bytes + [0x0A]
+    }
+
+    /// A message's members, keys sorted, as ``message(_:)`` has them.
+    private static func write(_ message: MessageSnapshot, into members: inout JSONText.Members) {
+        members.string("author", message.author.fingerprint.full)
+        members.string("channel", message.channel.raw.hex)
+        members.integer("created", message.created)
+        members.string("id", message.id.hex)
+        members.bool("isActive", message.isActive)
+        if case .location(let point) = message.content {
+            members.number("latitude", point.latitude)
+            members.number("longitude", point.longitude)
+        }
+        members.object("metadata") { write(message.metadata, into: &$0) }
+        if case .photo(let hash) = message.content { members.string("photo", hash.raw.hex) }
+        members.integer("reportCount", message.reportCount)
+        members.string("senderName", message.senderName)
+        switch message.content {
+        case .text(let text):
+            members.string("text", text)
+            members.string("type", "text")
+        case .photo: members.string("type", "photo")
+        case .location: members.string("type", "location")
+        }
+    }
+
+    private static func write(_ metadata: SnapshotMetadata, into members: inout JSONText.Members) {
+        members.bool("hasPendingWrites", metadata.hasPendingWrites)
+        members.bool("isFromCache", metadata.isFromCache)
+    }
+
     static func metadata(_ metadata: SnapshotMetadata) -> [String: Any] {
         ["hasPendingWrites": metadata.hasPendingWrites, "isFromCache": metadata.isFromCache]
     }

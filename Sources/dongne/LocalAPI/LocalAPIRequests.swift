@@ -1,4 +1,5 @@
 import Dongne
+import DongneNet
 import Foundation
 
 /// What each request of the local API does (`Protocol/LOCAL-API.md`): the library's calls, by name.
@@ -25,7 +26,7 @@ enum LocalAPIRequests {
             let listener = try client.addListener { id in
                 try query.addSnapshotListener(includeMetadataChanges: includeMetadata) { [weak client] snapshot, error in
                     if let snapshot {
-                        client?.send(LocalAPIJSON.snapshot(snapshot, listener: id))
+                        client?.connection.send(LocalAPIJSON.snapshotLine(snapshot, listener: id))
                     } else if let error {
                         client?.send(["event": "listener-error", "listener": id, "error": LocalAPIJSON.error(error)])
                     }

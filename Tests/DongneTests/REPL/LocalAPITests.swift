@@ -128,6 +128,24 @@ import Testing
         #expect(last?["text"] as? String == "아직 살아 있어요")
     }
 
+    /// The hand-written snapshot line says exactly what Foundation's encoding of the same snapshot says, for text
+    /// that needs escaping and for locations.
+    @Test func theHandWrittenSnapshotLineEqualsFoundationsEncoding() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        try await seoul.send(.text("따옴표 \" 역슬래시 \\ 줄\n바꿈\t탭 😀 <U+202E>"))
+        try await seoul.send(.location(latitude: 37.5759, longitude: 126.969))
+        let snapshot = try await seoul.messages.order(by: .created).getDocuments()
+        let fast = LocalAPIJSON.snapshotLine(snapshot, listener: 7)
+        #expect(fast.last == 0x0A && !fast.dropLast().contains(0x0A), "one line")
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(fast.dropLast())) as? NSDictionary)
+        let reference = try #require(
+            try JSONSerialization.jsonObject(with: Data(LocalAPIJSON.line(LocalAPIJSON.snapshot(snapshot, listener: 7)).dropLast()))
+                as? NSDictionary)
+        #expect(parsed == reference, "\(String(decoding: fast, as: UTF8.self))")
+    }
+
     /// Requests that are not the protocol get an error each, and the connection goes on.
     @Test func badRequestsAreAnsweredWithTheirCodeAndTheConnectionGoesOn() async throws {
         let served = try await ServedNode.start()
