@@ -15,10 +15,13 @@ import Testing
     @Test func aServiceNodeTellsSystemdAndAnswersScriptsUntilSIGTERM() async throws {
         let notify = try NotifySocket()
         defer { notify.close() }
-        let service = try ServiceNode(environment: ["NOTIFY_SOCKET": notify.path])
+        // A watchdog of 0.4 s: the node is to say it is alive every 0.2 s, from its loop.
+        let service = try ServiceNode(environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "400000"])
         defer { service.stop() }
         let ready = try #require(notify.receive(), "READY=1 within 20 s: \(service.errors())")
         #expect(ready.hasPrefix("READY=1\nSTATUS=running: 민지 ("), "\(ready)")
+        #expect(notify.receive() == "WATCHDOG=1")
+        #expect(notify.receive() == "WATCHDOG=1")
 
         let sent = try REPLProcess.run(["send", "서울특별시", "스크립트에서 인사", "--data", service.directory], input: "")
         #expect(sent.status == 0, "\(sent.errors)")
@@ -32,12 +35,60 @@ import Testing
         #expect(refused.status == 1 && refused.errors.contains("the message is empty"), "\(refused)")
 
         kill(service.pid, SIGTERM)
-        #expect(notify.receive() == "STOPPING=1")
+        var afterTerm = notify.receive()
+        for _ in 0..<200 where afterTerm == "WATCHDOG=1" { afterTerm = notify.receive() }
+        #expect(afterTerm == "STOPPING=1")
         #expect(await service.waitForExit() == 0)
         #expect(service.errors().contains("dongne: notice: stopped"), "\(service.errors())")
         let after = try REPLProcess.run(["status", "--data", service.directory], input: "")
         #expect(after.status == 3 && after.errors.contains("no node answers at"), "\(after)")
         #expect(!FileManager.default.fileExists(atPath: service.directory + "/api.sock"), "the socket is removed")
+    }
+
+    /// SIGTERM in the middle of a burst of sends (250, within the 256 a client may have unanswered): every send the
+    /// node answered `ok` is in its store when it starts again, and the node stops cleanly (exit 0) with the burst
+    /// cut short.
+    @Test func SIGTERMDuringABurstLosesNothingTheNodeAcknowledged() async throws {
+        let service = try ServiceNode()
+        defer { service.stop() }
+        #expect(await service.waitForLog("node started"), "\(service.errors())")
+        let descriptor = try #require(LocalListener.dial(service.directory + "/api.sock"))
+        defer { close(descriptor) }
+        let burst = (0..<250).map { #"{"id":\#($0),"op":"send","channel":"서울특별시","text":"연달아 \#($0)"}"# + "\n" }
+        let writer = Thread {
+            for line in burst {
+                let bytes = Array(line.utf8)
+                guard bytes.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) > 0 else { return }
+            }
+        }
+        writer.start()
+        var acknowledged: [Int] = []
+        var buffered: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var terminated = false
+        while true {
+            let count = recv(descriptor, &chunk, chunk.count, 0)
+            if count <= 0 { break }
+            buffered += chunk.prefix(count)
+            while let end = buffered.firstIndex(of: 0x0A) {
+                let object = try? JSONSerialization.jsonObject(with: Data(buffered[..<end])) as? [String: Any]
+                buffered.removeSubrange(...end)
+                if object?["ok"] as? Bool == true, let id = object?["id"] as? Int { acknowledged.append(id) }
+            }
+            if !terminated && acknowledged.count >= 50 {
+                kill(service.pid, SIGTERM)
+                terminated = true
+            }
+        }
+        #expect(await service.waitForExit() == 0, "\(service.errors())")
+        #expect(acknowledged.count >= 50 && acknowledged.count < 250, "cut short: \(acknowledged.count) acknowledged")
+        let again = try ServiceNode(directory: service.directory)
+        defer { again.stop(keepingData: true) }
+        #expect(await again.waitForLog("node started"), "\(again.errors())")
+        let history = try REPLProcess.run(["history", "서울특별시", "--limit", "1000", "--data", service.directory], input: "")
+        let stored = Set(history.output.split(separator: "\n").compactMap { $0.split(separator: " ").last.flatMap { Int($0) } })
+        let lost = acknowledged.filter { !stored.contains($0) }
+        #expect(lost.isEmpty, "acknowledged and lost: \(lost)")
     }
 
     /// The kernel's record of the connecting process's user decides, not the socket file's mode: with the file
@@ -254,11 +305,15 @@ final class PythonExample: Sendable {
 
 /// `dongne node` in a process of its own, on a data directory of its own.
 final class ServiceNode: Sendable {
-    let directory = NSTemporaryDirectory() + "dongne-service-" + UUID().uuidString
+    let directory: String
     private let process = SpawnedProcess()
     private let errorLines = LineCollector()
 
-    init(extra: [String] = [], environment: [String: String] = [:]) throws {
+    init(
+        extra: [String] = [], environment: [String: String] = [:],
+        directory: String = NSTemporaryDirectory() + "dongne-service-" + UUID().uuidString
+    ) throws {
+        self.directory = directory
         process.executableURL = URL(fileURLWithPath: REPLProcess.binary)
         process.arguments = REPLProcess.testArguments(
             ["node", "--data", directory, "--name", "민지", "--port", "0", "--no-dnssd", "--log-level", "info"] + extra)
@@ -288,12 +343,12 @@ final class ServiceNode: Sendable {
         return process.terminationStatus
     }
 
-    func stop() {
+    func stop(keepingData: Bool = false) {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        try? FileManager.default.removeItem(atPath: directory)
+        if !keepingData { try? FileManager.default.removeItem(atPath: directory) }
     }
 }
 
