@@ -31,6 +31,9 @@ enum HeadlessNode {
             await node.stop()
             exit(1)
         }
+        if let channel = options.channel {
+            do { try await node.join(channel) } catch { log.log(.warning, "cannot join \(channel): \(error)") }
+        }
         let started = "\(node.displayName) (\(node.publicKey.fingerprint.short))"
             + (node.listeningAddress.map { ", peers on \($0)" } ?? "") + ", local API at \(path)"
         log.log(.notice, "node started: \(started)")
