@@ -14,7 +14,7 @@ import Synchronization
 final class GPSDClient: Sendable {
     private struct State {
         var connection: TCPConnection?
-        var line: [UInt8] = []
+        var line = LineBuffer()
         var retryDelay: Duration = GPSDClient.firstRetryDelay
         /// Whether this connection has sent a gpsd report yet.
         var answered = false
@@ -77,7 +77,7 @@ final class GPSDClient: Sendable {
     private func connected(_ connection: TCPConnection) {
         let keep = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
-            (state.connection, state.line, state.answered) = (connection, [], false)
+            (state.connection, state.line, state.answered) = (connection, LineBuffer(), false)
             return true
         }
         guard keep else { return connection.close() }
@@ -102,16 +102,8 @@ final class GPSDClient: Sendable {
 
     private func received(_ bytes: [UInt8], on connection: TCPConnection) {
         let (lines, overlong) = state.withLock { state -> ([[UInt8]], Bool) in
-            var lines: [[UInt8]] = []
-            for byte in bytes {
-                if byte == 0x0A {
-                    lines.append(state.line)
-                    state.line.removeAll(keepingCapacity: true)
-                } else {
-                    state.line.append(byte)
-                }
-            }
-            return (lines, state.line.count > GPSDReport.maximumLineBytes)
+            let lines = state.line.lines(adding: bytes)
+            return (lines, state.line.partial.count > GPSDReport.maximumLineBytes)
         }
         for line in lines {
             switch GPSDReport.reading(fromLine: line) {
@@ -140,7 +132,7 @@ final class GPSDClient: Sendable {
         let delay = state.withLock { state -> Duration? in
             guard !state.stopped else { return nil }
             state.connection = nil
-            state.line = []
+            state.line = LineBuffer()
             defer { state.retryDelay = min(state.retryDelay * 2, Self.longestRetryDelay) }
             return state.retryDelay
         }

@@ -16,7 +16,7 @@ final class LocalAPIClient: Sendable {
     static let maximumListeners = 64
 
     private struct State {
-        var partial: [UInt8] = []
+        var requestLines = LineBuffer()
         var pending = 0
         var listeners: [Int: ListenerRegistration] = [:]
         var nextListener = 1
@@ -129,16 +129,8 @@ final class LocalAPIClient: Sendable {
 
     private func received(_ bytes: [UInt8]) {
         let (lines, problem) = state.withLock { state -> ([[UInt8]], LocalAPIError?) in
-            var lines: [[UInt8]] = []
-            for byte in bytes {
-                if byte == 0x0A {
-                    lines.append(state.partial)
-                    state.partial.removeAll(keepingCapacity: true)
-                } else {
-                    state.partial.append(byte)
-                }
-            }
-            if state.partial.count > Self.maximumRequestBytes {
+            let lines = state.requestLines.lines(adding: bytes)
+            if state.requestLines.partial.count > Self.maximumRequestBytes {
                 return (lines, LocalAPIError(code: "request-too-long", message: "a request is one line of at most 64 KiB"))
             }
             state.pending += lines.count
