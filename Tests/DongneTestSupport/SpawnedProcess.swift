@@ -38,8 +38,15 @@ public final class SpawnedProcess: @unchecked Sendable {
 
     /// Sends SIGTERM to the child's process group (see ``ownProcessGroup``).
     public func terminateGroup() {
-        let child = lock.withLock { status == nil ? pid : 0 }
-        if child > 0 { kill(-child, SIGTERM) }
+        signalGroup(SIGTERM)
+    }
+
+    /// Sends `signal` to the child's process group (with ``ownProcessGroup``), if the child still runs; with
+    /// `evenAfterExit`, also to what is left of the group once the child itself ended (a grandchild that outlived
+    /// it: the group keeps the child's id as long as one of its members lives).
+    public func signalGroup(_ signal: Int32, evenAfterExit: Bool = false) {
+        let child = lock.withLock { status == nil || evenAfterExit ? pid : 0 }
+        if child > 0 { kill(-child, signal) }
     }
 
     /// The child's process id, once started.

@@ -19,7 +19,7 @@ final class GPSFake: Sendable {
         let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
         // -c: seconds between sentences; -P: gpsd's port; -q: quiet. It loops at the end of the log.
-        process.arguments = ["120", "/usr/bin/gpsfake", "-q", "-c", "\(interval / 2)", "-P", "\(port)", log]
+        process.arguments = ["-k", "5", "120", "/usr/bin/gpsfake", "-q", "-c", "\(interval / 2)", "-P", "\(port)", log]
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = "/usr/sbin:/usr/bin:/sbin:/bin"  // gpsfake runs gpsd from the PATH
         process.environment = environment
@@ -42,9 +42,13 @@ final class GPSFake: Sendable {
         self.directory = directory
     }
 
-    /// Ends gpsfake and its gpsd, if still running.
+    /// Ends gpsfake and its gpsd, if still running: SIGTERM, then SIGKILL to the whole group after 3 s (gpsfake
+    /// was seen to hang on SIGTERM once its gpsd had died, and `timeout` then waits for it for ever).
     func stop() {
         process.terminateGroup()
+        let deadline = ContinuousClock.now + .seconds(3)
+        while process.isRunning, ContinuousClock.now < deadline { usleep(20_000) }
+        process.signalGroup(SIGKILL, evenAfterExit: true)
         process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: directory)
     }
