@@ -171,12 +171,15 @@ import Testing
         for id in 1...64 {
             stuck.write(#"{"id":\#(id),"op":"listen","channel":"서울특별시","limit":1000}"#)
         }
-        let reader = try LocalAPIConnection(path: served.path)
-        #expect(await Self.eventually { served.server.clientCount == 1 }, "the stuck client is cut off")
-        _ = try reader.request(["op": "send", "channel": "서울특별시", "text": "아직 살아 있어요"])
-        let history = try reader.request(["op": "history", "channel": "서울특별시", "limit": 1])
-        let last = (history["documents"] as? [[String: Any]])?.last
-        #expect(last?["text"] as? String == "아직 살아 있어요")
+        #expect(await Self.eventually { served.server.clientCount == 0 }, "the stuck client is cut off")
+        let path = served.path
+        let last = try await Self.offPool { () throws -> String? in
+            let reader = try LocalAPIConnection(path: path)
+            _ = try reader.request(["op": "send", "channel": "서울특별시", "text": "아직 살아 있어요"])
+            let history = try reader.request(["op": "history", "channel": "서울특별시", "limit": 1])
+            return (history["documents"] as? [[String: Any]])?.last?["text"] as? String
+        }
+        #expect(last == "아직 살아 있어요")
     }
 
     /// The hand-written snapshot line says exactly what Foundation's encoding of the same snapshot says, for text
@@ -201,17 +204,28 @@ import Testing
     @Test func badRequestsAreAnsweredWithTheirCodeAndTheConnectionGoesOn() async throws {
         let served = try await ServedNode.start()
         defer { served.stop() }
-        let client = try LocalAPIConnection(path: served.path)
-        let unknown = try client.request(["op": "fly"])
-        #expect((unknown["error"] as? [String: Any])?["code"] as? String == "unknown-op")
-        let missing = try client.request(["op": "send", "channel": "서울특별시"])
-        #expect((missing["error"] as? [String: Any])?["code"] as? String == "bad-request")
-        let long = try client.request(["op": "send", "channel": "서울특별시", "text": String(repeating: "가", count: 2_000)])
-        #expect((long["error"] as? [String: Any])?["code"] as? String == "text-too-long", "\(long)")
-        let noListener = try client.request(["op": "unlisten", "listener": 99])
-        #expect((noListener["error"] as? [String: Any])?["code"] as? String == "no-such-listener")
-        let status = try client.request(["op": "status"])
-        #expect(status["ok"] as? Bool == true)
+        let path = served.path
+        let codes = try await Self.offPool { () throws -> [String?] in
+            let client = try LocalAPIConnection(path: path)
+            let requests: [[String: Any]] = [
+                ["op": "fly"], ["op": "send", "channel": "서울특별시"],
+                ["op": "send", "channel": "서울특별시", "text": String(repeating: "가", count: 2_000)],
+                ["op": "unlisten", "listener": 99], ["op": "status"],
+            ]
+            return try requests.map { request in
+                let answer = try client.request(request)
+                return answer["ok"] as? Bool == true ? "ok" : (answer["error"] as? [String: Any])?["code"] as? String
+            }
+        }
+        #expect(codes == ["unknown-op", "bad-request", "text-too-long", "no-such-listener", "ok"])
+    }
+
+    /// Runs blocking socket work on a thread of its own: the node served in this process answers on Swift's pool,
+    /// which pool threads blocked in `recv` would starve (seen: a 10 s timeout when both were).
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
     }
 
     static func normalized(_ line: String) -> String {
