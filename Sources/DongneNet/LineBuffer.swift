@@ -10,14 +10,14 @@ public struct LineBuffer: Sendable {
     /// Takes `bytes`; the lines they finish.
     public mutating func lines(adding bytes: [UInt8]) -> [[UInt8]] {
         var lines: [[UInt8]] = []
-        for byte in bytes {
-            if byte == 0x0A {
-                lines.append(partial)
-                partial.removeAll(keepingCapacity: true)
-            } else {
-                partial.append(byte)
-            }
+        var rest = bytes[...]
+        while let newline = rest.firstIndex(of: 0x0A) {
+            partial += rest[..<newline]
+            lines.append(partial)
+            partial = []
+            rest = rest[(newline + 1)...]
         }
+        partial += rest
         return lines
     }
 }

@@ -141,17 +141,55 @@ public final class TCPConnection: Sendable {
         }
     }
 
-    /// Queues bytes to be written, in order; from any thread (another thread's bytes go through the loop).
+    /// Writes bytes, in order, from any thread. When nothing waits to be written they go to the socket at once,
+    /// from the calling thread, so that an answer or a snapshot does not wait for the loop's thread to wake; what
+    /// the socket does not take waits in the queue, and the loop writes it as the socket drains.
     public func send(_ bytes: [UInt8]) {
-        onLoop { [self] in
-            let stuck = state.withLock { state -> Bool in
-                guard !state.closed, !bytes.isEmpty else { return false }
-                state.queued.append(bytes)
-                state.queuedBytes += bytes.count
-                return state.queuedBytes > queueLimit
+        let outcome = state.withLock { state -> SendOutcome in
+            guard !state.closed, !bytes.isEmpty else { return .done }
+            var rest = bytes[...]
+            if state.queued.isEmpty && state.started {
+                switch writeAtOnce(rest) {
+                case .success(let written):
+                    state.sent += written
+                    if written == bytes.count { return .done }
+                    rest = rest.dropFirst(written)
+                case .failure(let error): return .failed(error)
+                }
             }
-            if stuck { return end(SystemError(function: "send", code: ENOBUFS)) }
-            write()
+            let wasEmpty = state.queued.isEmpty
+            state.queued.append(Array(rest))
+            state.queuedBytes += rest.count
+            if state.queuedBytes > queueLimit { return .failed(SystemError(function: "send", code: ENOBUFS)) }
+            return wasEmpty ? .loopWrites : .done
+        }
+        switch outcome {
+        case .done: return
+        case .loopWrites: onLoop { [self] in write() }
+        case .failed(let error): onLoop { [self] in end(error) }
+        }
+    }
+
+    private enum SendOutcome {
+        /// Written, or queued behind bytes the loop already writes.
+        case done
+        /// Queued first: the loop must write it (and watch for writability).
+        case loopWrites
+        /// The socket failed, or too much waits (its reader is stuck).
+        case failed(SystemError)
+    }
+
+    /// One non-blocking write of `bytes`: how many the socket took (0 when it is full), or why it failed.
+    private func writeAtOnce(_ bytes: ArraySlice<UInt8>) -> Result<Int, SystemError> {
+        while true {
+            let written = bytes.withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            }
+            if written >= 0 { return .success(written) }
+            let error = SystemError.last(function: "send")
+            if error.code == EINTR { continue }
+            if error.code == EAGAIN || error.code == EWOULDBLOCK { return .success(0) }
+            return .failure(error)
         }
     }
 
@@ -221,14 +259,13 @@ public final class TCPConnection: Sendable {
     }
 
     private func read() {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
         for _ in 0..<Self.readsPerTurn {
             guard let receive = state.withLock({ $0.closed ? nil : $0.onReceive }) else { return }
-            let count = buffer.withUnsafeMutableBytes { Glibc.recv(descriptor, $0.baseAddress, $0.count, 0) }
+            let (bytes, count) = receiveChunk()
             if count > 0 {
                 state.withLock { $0.received += count }
-                receive(Array(buffer[0..<count]))
-                if count < buffer.count { return }  // drained: poll again before reading
+                receive(bytes)
+                if count < Self.readBytes { return }  // drained: poll again before reading
             } else if count == 0 {
                 return end(nil)
             } else {
@@ -238,6 +275,20 @@ public final class TCPConnection: Sendable {
                 return
             }
         }
+    }
+
+    /// The most one read takes.
+    static let readBytes = 65_536
+
+    /// One `recv` of at most ``readBytes``: the bytes, and what `recv` returned. The buffer is not zeroed first and
+    /// is copied out at its length, so that a short request touches one page, not sixteen.
+    private func receiveChunk() -> ([UInt8], Int) {
+        var result = 0
+        let buffer = [UInt8](unsafeUninitializedCapacity: Self.readBytes) { buffer, initialized in
+            result = Glibc.recv(descriptor, buffer.baseAddress, buffer.count, 0)
+            initialized = max(0, result)
+        }
+        return (result > 0 ? Array(buffer[...]) : [], result)
     }
 
     /// Writes what the socket takes; watches for writability while anything is left.

@@ -48,6 +48,53 @@ import DongneSystem
         #expect(inbox.ended.withLock { $0 } == .some(nil), "a clean end of stream")
     }
 
+    /// Threads that send at once (a listener's callback and a request's answer, say) each write straight to the
+    /// socket when nothing waits and queue behind what does: every record arrives whole, each thread's in the
+    /// order it sent them, none lost, also when the socket fills and the loop takes over.
+    @Test func sendsFromSeveralThreadsArriveWholeAndInEachThreadsOrder() async throws {
+        let loop = try EventLoop(name: "test-tcp")
+        let inbox = Inbox()
+        let listener = try Self.listen(on: loop, into: inbox, reading: true)
+        defer { listener.close() }
+        let client = try await TCPConnection.connect(to: listener.address, on: loop)
+        client.start(onReceive: { _ in }, onClose: { _ in })
+        let (threads, records) = (4, 500)
+        // A record: its thread, its number (two bytes each), then a body of 1 to 9,000 bytes of its thread's value.
+        let done = Mutex(0)
+        for thread in 0..<threads {
+            Thread.detachNewThread {
+                for number in 0..<records {
+                    let length = 1 + (number * 7_919 + thread * 131) % 9_000
+                    let header = [UInt8(thread), UInt8(number >> 8), UInt8(number & 0xFF), UInt8(length >> 8), UInt8(length & 0xFF)]
+                    client.send(header + [UInt8](repeating: UInt8(thread), count: length))
+                }
+                done.withLock { $0 += 1 }
+            }
+        }
+        #expect(await ReconnectionTests.eventually { done.withLock { $0 } == threads })
+        let expected = (0..<threads).reduce(0) { total, thread in
+            total + (0..<records).reduce(0) { $0 + 5 + 1 + ($1 * 7_919 + thread * 131) % 9_000 }
+        }
+        #expect(await ReconnectionTests.eventually { inbox.bytes.withLock { $0.count } == expected })
+        let bytes = inbox.bytes.withLock { $0 }
+        var next = [Int](repeating: 0, count: threads)
+        var offset = 0
+        while offset + 5 <= bytes.count {
+            let thread = Int(bytes[offset]), number = Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2])
+            let length = Int(bytes[offset + 3]) << 8 | Int(bytes[offset + 4])
+            guard thread < threads, number == next[thread], offset + 5 + length <= bytes.count,
+                bytes[(offset + 5)..<(offset + 5 + length)].allSatisfy({ $0 == UInt8(thread) })
+            else {
+                Issue.record("record at \(offset) is not whole or not in its thread's order")
+                return
+            }
+            next[thread] += 1
+            offset += 5 + length
+        }
+        #expect(offset == bytes.count && next == [Int](repeating: records, count: threads))
+        client.close()
+    }
+
     @Test func aConnectionClosedAfterItsWritesDeliversThemAllEvenWhenItsOwnerLetsGo() async throws {
         let loop = try EventLoop(name: "test-tcp")
         let inbox = Inbox()
