@@ -117,6 +117,15 @@ extension Node {
         return bytes
     }
 
+    /// One chunk of a photo stored whole on this node, and how many chunks it has: the photo's bytes a piece at
+    /// a time, in order, for a reader that must not hold it all (the local API).
+    public func photoChunk(_ hash: BlobHash, index: Int) throws -> (bytes: [UInt8], count: Int) {
+        guard let manifest = photos.entry(hash).manifest, photos.entry(hash).held?.isComplete == true,
+            manifest.chunks.indices.contains(index), let chunk = try store.blobChunk(hash, index: index)
+        else { throw DongneError.photoNotAvailable(hash) }
+        return (chunk, manifest.chunks.count)
+    }
+
     /// Writes a photo stored whole on this node to a file, a chunk at a time: the original bytes as sent.
     public func savePhoto(_ hash: BlobHash, to path: String) throws {
         guard photos.entry(hash).held?.isComplete == true else { throw DongneError.photoNotAvailable(hash) }

@@ -1,6 +1,7 @@
-/// JSON text (RFC 8259) written by hand for what the local API sends most: snapshot events. Foundation's
-/// `JSONSerialization` sorts keys by the locale's collation, which was most of a snapshot's cost on the node's
-/// loop; here every object's keys are written in sorted order by construction.
+/// JSON text (RFC 8259) written by hand for everything the local API sends. Foundation's `JSONSerialization`
+/// sorts keys by the locale's collation, which was most of a snapshot's cost on the node's loop; here the
+/// documents' members are written in sorted order by construction, and other objects' keys are sorted by their
+/// UTF-8 bytes.
 struct JSONText {
     private(set) var bytes: [UInt8] = []
 
@@ -46,6 +47,17 @@ struct JSONText {
             text.bytes.append(contentsOf: (value.isFinite ? "\(value)" : "null").utf8)
         }
 
+        /// A member only when `value` is there.
+        mutating func optionalString(_ key: StaticString, _ value: String?) {
+            if let value { string(key, value) }
+        }
+
+        /// Any value, as ``JSONText/value(_:)`` writes it.
+        mutating func value(_ key: StaticString, _ value: Any) {
+            self.key(key)
+            text.value(value)
+        }
+
         mutating func bool(_ key: StaticString, _ value: Bool) {
             self.key(key)
             text.bytes.append(contentsOf: (value ? "true" : "false").utf8)
@@ -65,6 +77,61 @@ struct JSONText {
                 text.object { body(&$0, element) }
             }
             text.bytes.append(UInt8(ascii: "]"))
+        }
+    }
+
+    /// Any value an answer holds: `String`, `Bool`, integers, `Double`, `[Any]`, `[String: Any]` (keys sorted),
+    /// ``JSONReader/null``, or a ``Fragment`` written before; anything else is written as `null`.
+    mutating func value(_ value: Any) {
+        switch value {
+        case let text as String: string(text)
+        case let flag as Bool: bytes.append(contentsOf: (flag ? "true" : "false").utf8)
+        case let whole as Int: bytes.append(contentsOf: String(whole).utf8)
+        case let whole as UInt64: bytes.append(contentsOf: String(whole).utf8)
+        case let number as Double: bytes.append(contentsOf: (number.isFinite ? "\(number)" : "null").utf8)
+        case let fragment as Fragment: bytes.append(contentsOf: fragment.bytes)
+        case let list as [Any]:
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in list.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                self.value(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case let object as [String: Any]:
+            bytes.append(UInt8(ascii: "{"))
+            let members = object.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            for (index, member) in members.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                string(member.key)
+                bytes.append(UInt8(ascii: ":"))
+                self.value(member.value)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        default: bytes.append(contentsOf: "null".utf8)
+        }
+    }
+
+    /// JSON text already written (a document, a list of documents), to put in an answer as it is.
+    struct Fragment {
+        let bytes: [UInt8]
+
+        /// The documents as a JSON array, each written by `write`.
+        init<Element>(documents: [Element], _ write: (Element, inout Members) -> Void) {
+            var text = JSONText(capacity: 64 + 384 * documents.count)
+            text.bytes.append(UInt8(ascii: "["))
+            for (index, document) in documents.enumerated() {
+                if index > 0 { text.bytes.append(UInt8(ascii: ",")) }
+                text.object { write(document, &$0) }
+            }
+            text.bytes.append(UInt8(ascii: "]"))
+            bytes = text.bytes
+        }
+
+        /// One object, its members written by `write`.
+        init(object write: (inout Members) -> Void) {
+            var text = JSONText(capacity: 384)
+            text.object(write)
+            bytes = text.bytes
         }
     }
 

@@ -2,9 +2,15 @@ import Dongne
 import DongneNet
 import Foundation
 import Synchronization
+import DongneSystem
 
 /// One program attached through the local API: its requests in, one line each, answered in the order they came;
 /// its answers and its listeners' snapshots out.
+///
+/// A request is read and started on the node's loop, where its bytes arrived, so that a send does not wait for
+/// another thread to wake; a request whose work is not quick (``LocalAPIRequests/startsOnLoop(_:)``) moves to
+/// Swift's pool before it does it. Answers and snapshots are written from whichever thread has them
+/// (``TCPConnection/send(_:)``).
 ///
 /// What a client costs is bounded: a request line is at most ``maximumRequestBytes``, at most
 /// ``maximumPendingRequests`` wait to be answered, at most ``maximumListeners`` listen at once, and what waits to
@@ -14,12 +20,17 @@ final class LocalAPIClient: Sendable {
     static let maximumRequestBytes = 64 << 10
     static let maximumPendingRequests = 256
     static let maximumListeners = 64
+    /// Channels by the names this client used, so that a name is normalised once, not per send.
+    static let maximumRememberedChannels = 64
 
     private struct State {
         var requestLines = LineBuffer()
-        var pending = 0
+        /// Requests not answered yet, in order; while `answering`, the first of them is being answered.
+        var waiting: [[UInt8]] = []
+        var answering = false
         var listeners: [Int: ListenerRegistration] = [:]
         var nextListener = 1
+        var channels: [String: Channel] = [:]
         var ended = false
         /// The REPL session of an attached REPL, once it asked for one.
         var session: Session?
@@ -28,21 +39,12 @@ final class LocalAPIClient: Sendable {
     let node: Node
     let connection: TCPConnection
     private let state = Mutex(State())
-    private let requests: AsyncStream<[UInt8]>.Continuation
     private let onEnd: @Sendable (LocalAPIClient) -> Void
 
     init(node: Node, connection: TCPConnection, onEnd: @escaping @Sendable (LocalAPIClient) -> Void) {
         self.node = node
         self.connection = connection
         self.onEnd = onEnd
-        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
-        requests = continuation
-        Task { [weak self] in
-            for await line in stream {
-                guard let self else { return }
-                await self.answer(line)
-            }
-        }
     }
 
     /// Greets the program and starts reading its requests.
@@ -66,7 +68,18 @@ final class LocalAPIClient: Sendable {
         connection.send(LocalAPIJSON.line(object))
     }
 
-    /// Adds a listener for this client; nil when it has as many as it may.
+    /// The channel of `name`, normalised once per name this client uses.
+    func channel(named name: String) throws -> Channel {
+        if let known = state.withLock({ $0.channels[name] }) { return known }
+        let channel = try node.channel(named: name)
+        state.withLock { state in
+            if state.channels.count >= Self.maximumRememberedChannels { state.channels = [:] }
+            state.channels[name] = channel
+        }
+        return channel
+    }
+
+    /// Adds a listener for this client; throws when it has as many as it may.
     func addListener(_ register: (Int) throws -> ListenerRegistration) throws -> Int {
         let id = try state.withLock { state throws -> Int in
             guard state.listeners.count < Self.maximumListeners else {
@@ -127,33 +140,54 @@ final class LocalAPIClient: Sendable {
 
     static let notAttached = LocalAPIError(code: "not-attached", message: "attach a REPL first (op repl.attach)")
 
+    // MARK: Requests
+
+    /// On the loop: the bytes that came, split into requests and queued; the first starts being answered here.
     private func received(_ bytes: [UInt8]) {
-        let (lines, problem) = state.withLock { state -> ([[UInt8]], LocalAPIError?) in
-            let lines = state.requestLines.lines(adding: bytes)
+        let (problem, startAnswering) = state.withLock { state -> (LocalAPIError?, Bool) in
+            let lines = state.requestLines.lines(adding: bytes).filter { !$0.isEmpty }
             if state.requestLines.partial.count > Self.maximumRequestBytes {
-                return (lines, LocalAPIError(code: "request-too-long", message: "a request is one line of at most 64 KiB"))
+                return (LocalAPIError(code: "request-too-long", message: "a request is one line of at most 64 KiB"), false)
             }
-            state.pending += lines.count
-            if state.pending > Self.maximumPendingRequests {
-                return ([], LocalAPIError(code: "too-many-requests", message: "wait for answers before sending more (at most \(Self.maximumPendingRequests) unanswered)"))
+            guard state.waiting.count + lines.count <= Self.maximumPendingRequests else {
+                return (LocalAPIError(code: "too-many-requests", message: "wait for answers before sending more (at most \(Self.maximumPendingRequests) unanswered)"), false)
             }
-            return (lines, nil)
+            state.waiting += lines
+            guard !state.answering, !state.waiting.isEmpty, !state.ended else { return (nil, false) }
+            state.answering = true
+            return (nil, true)
         }
-        for line in lines where !line.isEmpty { requests.yield(line) }
         if let problem {
             send(["event": "error", "error": LocalAPIJSON.error(problem)])
             close()
+        } else if startAnswering {
+            Task.immediate { await self.answerWaiting() }
+        }
+    }
+
+    /// Answers the waiting requests one after the other until none waits.
+    private func answerWaiting() async {
+        while let line = nextWaiting() { await answer(line) }
+    }
+
+    private func nextWaiting() -> [UInt8]? {
+        state.withLock { state in
+            guard !state.waiting.isEmpty, !state.ended else {
+                state.answering = false
+                return nil
+            }
+            return state.waiting.removeFirst()
         }
     }
 
     private func answer(_ line: [UInt8]) async {
-        defer { state.withLock { $0.pending -= 1 } }
-        let request = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any]
         var reply: [String: Any] = [:]
-        reply["id"] = request?["id"]
         do {
-            guard let request else { throw LocalAPIError.badRequest("each line is one JSON object") }
-            let result = try await LocalAPIRequests.answer(request, for: self)
+            let request = try LocalAPIRequest(line: line)
+            reply["id"] = request.id
+            let op = try request.op()
+            if !LocalAPIRequests.startsOnLoop(op) && node.eventLoop.isCurrent { await Task.yield() }
+            let result = try await LocalAPIRequests.answer(op, request, for: self)
             reply.merge(result) { _, new in new }
             reply["ok"] = true
         } catch {
@@ -167,13 +201,12 @@ final class LocalAPIClient: Sendable {
         let ending = state.withLock { state -> ([ListenerRegistration], Session?)? in
             guard !state.ended else { return nil }
             state.ended = true
-            defer { (state.listeners, state.session) = ([:], nil) }
+            defer { (state.listeners, state.session, state.waiting) = ([:], nil, []) }
             return (Array(state.listeners.values), state.session)
         }
         guard let (registrations, session) = ending else { return }
         for registration in registrations { registration.remove() }
         session?.close()
-        requests.finish()
         onEnd(self)
     }
 }

@@ -1,6 +1,7 @@
 import Dongne
 import DongneNet
 import Foundation
+import Synchronization
 import Glibc
 
 /// `dongne status`, `dongne send CHANNEL TEXT` and `dongne history CHANNEL`: one request to the running node
@@ -71,12 +72,20 @@ enum OneShotCommand {
     }
 }
 
-/// A blocking connection to a node's local API, for one-shot commands: it reads the greeting, sends requests and
-/// waits for their answers (events in between are skipped). Every wait is bounded (10 s).
-final class LocalAPIConnection {
+/// A blocking connection to a node's local API, for one-shot commands and tests: it reads the greeting, sends
+/// requests and waits for their answers; events that come meanwhile wait for ``event(where:)``. Every wait is
+/// bounded (10 s); callers on several threads take turns. It reads with Foundation's `JSONSerialization`: a
+/// reader independent of the node's writer.
+final class LocalAPIConnection: Sendable {
     private let descriptor: Int32
-    private var buffered: [UInt8] = []
-    private var nextID = 1
+    private let state = Mutex(State())
+
+    private struct State {
+        var buffered: [UInt8] = []
+        /// Event lines read while waiting for an answer.
+        var events: [[UInt8]] = []
+        var nextID = 1
+    }
 
     /// Why no node could be reached.
     struct Unreachable: Error, CustomStringConvertible {
@@ -90,7 +99,7 @@ final class LocalAPIConnection {
         self.descriptor = descriptor
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let greeting = try readObject()
+        let greeting = try state.withLock { state in try Self.object(try Self.readLine(descriptor, &state)) }
         guard greeting["event"] as? String == "hello" else {
             close(descriptor)
             let error = greeting["error"] as? [String: Any]
@@ -103,33 +112,57 @@ final class LocalAPIConnection {
     /// Sends `request` and returns its answer.
     func request(_ request: [String: Any]) throws -> [String: Any] {
         var request = request
-        let id = nextID
-        nextID += 1
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
         request["id"] = id
         let line = LocalAPIJSON.line(request)
-        guard line.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == line.count else {
-            throw Unreachable(description: "the node hung up")
+        let answer = try state.withLock { [descriptor] state throws -> [UInt8] in
+            guard line.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == line.count else {
+                throw Unreachable(description: "the node hung up")
+            }
+            while true {
+                let line = try Self.readLine(descriptor, &state)
+                let object = try Self.object(line)
+                if object["id"] as? Int == id { return line }
+                if object["event"] != nil { state.events.append(line) }
+            }
+        }
+        return try Self.object(answer)
+    }
+
+    /// The first event, in order, for which `matches` holds (those before it are dropped).
+    func event(where matches: ([String: Any]) -> Bool) throws -> [String: Any] {
+        while let line = state.withLock({ $0.events.isEmpty ? nil : $0.events.removeFirst() }) {
+            let event = try Self.object(line)
+            if matches(event) { return event }
         }
         while true {
-            let object = try readObject()
-            if object["id"] as? Int == id { return object }
+            let line = try state.withLock { [descriptor] state in try Self.readLine(descriptor, &state) }
+            let object = try Self.object(line)
+            if object["event"] != nil, matches(object) { return object }
         }
     }
 
-    private func readObject() throws -> [String: Any] {
+    private static func object(_ line: [UInt8]) throws -> [String: Any] {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
+            throw Unreachable(description: "the node sent a line that is not JSON")
+        }
+        return object
+    }
+
+    private static func readLine(_ descriptor: Int32, _ state: inout State) throws -> [UInt8] {
         while true {
-            if let end = buffered.firstIndex(of: 0x0A) {
-                let line = Array(buffered[..<end])
-                buffered.removeSubrange(...end)
-                guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
-                    throw Unreachable(description: "the node sent a line that is not JSON")
-                }
-                return object
+            if let end = state.buffered.firstIndex(of: 0x0A) {
+                let line = Array(state.buffered[..<end])
+                state.buffered.removeSubrange(...end)
+                return line
             }
             var chunk = [UInt8](repeating: 0, count: 64 << 10)
             let count = recv(descriptor, &chunk, chunk.count, 0)
             guard count > 0 else { throw Unreachable(description: "the node hung up (or did not answer in 10 s)") }
-            buffered += chunk.prefix(count)
+            state.buffered += chunk.prefix(count)
         }
     }
 }

@@ -140,8 +140,8 @@ import Testing
         let registration = try seoul.messages.whereField(.isActive, isEqualTo: true).order(by: .created).limit(toLast: 3)
             .addSnapshotListener { snapshot, _ in
                 guard let snapshot else { return }
-                let line = LocalAPIJSON.line(LocalAPIJSON.snapshot(snapshot, listener: 1)).dropLast()
-                inProcess.withLock { $0.append(String(decoding: line, as: UTF8.self)) }
+                let line = (try? ReferenceJSON.line(ReferenceJSON.snapshot(snapshot, listener: 1, ReferenceJSON.message))) ?? ""
+                inProcess.withLock { $0.append(line) }
             }
         defer { registration.remove() }
         let example = try PythonExample(socket: served.path, channel: "서울특별시", limit: 3)
@@ -188,15 +188,13 @@ import Testing
         let test = try await TestNode.start()
         defer { test.stop() }
         let seoul = try test.node.channel(named: "서울특별시")
-        try await seoul.send(.text("따옴표 \" 역슬래시 \\ 줄\n바꿈\t탭 😀 <U+202E>"))
+        try await seoul.send(.text("따옴표 \" 역슬래시 \\ 줄\n바꿈\t탭 😀 <U+202E> /"))
         try await seoul.send(.location(latitude: 37.5759, longitude: 126.969))
         let snapshot = try await seoul.messages.order(by: .created).getDocuments()
         let fast = LocalAPIJSON.snapshotLine(snapshot, listener: 7)
         #expect(fast.last == 0x0A && !fast.dropLast().contains(0x0A), "one line")
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(fast.dropLast())) as? NSDictionary)
-        let reference = try #require(
-            try JSONSerialization.jsonObject(with: Data(LocalAPIJSON.line(LocalAPIJSON.snapshot(snapshot, listener: 7)).dropLast()))
-                as? NSDictionary)
+        let reference = ReferenceJSON.snapshot(snapshot, listener: 7, ReferenceJSON.message) as NSDictionary
         #expect(parsed == reference, "\(String(decoding: fast, as: UTF8.self))")
     }
 
@@ -252,8 +250,8 @@ struct ServedNode {
     let server: LocalAPIServer
     var path: String { test.directory + "/api.sock" }
 
-    static func start() async throws -> ServedNode {
-        let test = try await TestNode.start()
+    static func start(name: String = "민지", listen: Bool = false) async throws -> ServedNode {
+        let test = try await TestNode.start(name: name, listen: listen)
         let server = try LocalAPIServer(node: test.node, path: test.directory + "/api.sock") { _ in }
         return ServedNode(test: test, server: server)
     }
