@@ -147,7 +147,7 @@ enum DirectBenchmark {
         var publicKey = [UInt8](repeating: 0, count: 32), secretKey = [UInt8](repeating: 0, count: 64)
         crypto_sign_seed_keypair(&publicKey, &secretKey, key.seedBytes)
         var curvePublic = [UInt8](repeating: 0, count: 32), curveSecret = [UInt8](repeating: 0, count: 32)
-        crypto_sign_ed25519_pk_to_curve25519(&curvePublic, publicKey)
+        _ = crypto_sign_ed25519_pk_to_curve25519(&curvePublic, publicKey)
         crypto_sign_ed25519_sk_to_curve25519(&curveSecret, secretKey)
         return (curvePublic, curveSecret)
     }
