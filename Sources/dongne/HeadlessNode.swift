@@ -15,7 +15,7 @@ enum HeadlessNode {
         let notifier = SystemdNotifier()
         let node: Node
         do { node = try await Node.start(configuration) } catch {
-            log.log(.error, "cannot start: \(error)")
+            log.log(.error, StartFailure.line(for: error))
             exit(1)
         }
         let path = options.socket

@@ -23,8 +23,8 @@ enum OneShotCommand {
         let path = options.socket
             ?? LocalAPIServer.socketPath(
                 dataDirectory: options.dataDirectory, environment: ProcessInfo.processInfo.environment)
-        let reply: [String: Any]
-        do { reply = try LocalAPIConnection(path: path).request(request) } catch {
+        let (line, reply): ([UInt8], [String: Any])
+        do { (line, reply) = try LocalAPIConnection(path: path).answer(to: request) } catch {
             fail("\(error)", status: noNode)
         }
         guard reply["ok"] as? Bool == true else {
@@ -32,11 +32,20 @@ enum OneShotCommand {
             fail((error?["message"] as? String) ?? "the node refused the request", status: refused)
         }
         if options.json {
-            print(String(decoding: LocalAPIJSON.line(reply).dropLast(), as: UTF8.self))
+            print(String(decoding: line, as: UTF8.self))
         } else {
             print(text(of: reply, for: subcommand), terminator: "")
         }
         exit(0)
+    }
+
+    /// When a message was written, by its author's clock, in this machine's time zone: `2026-12-03 16:40`.
+    static func time(of document: [String: Any]) -> String {
+        let created = (document["created"] as? NSNumber)?.doubleValue ?? 0
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter.string(from: Date(timeIntervalSince1970: created / 1_000))
     }
 
     /// What a person reads.
@@ -66,7 +75,7 @@ enum OneShotCommand {
                     case "location": "📍 \(document["latitude"] ?? ""), \(document["longitude"] ?? "")"
                     default: "📷 photo"
                     }
-                return "\(VisibleText.name(name)) (\(author)): \(body)\n"
+                return "\(time(of: document)) \(VisibleText.name(name)) (\(author)): \(body)\n"
             }.joined()
         }
     }
@@ -111,6 +120,11 @@ final class LocalAPIConnection: Sendable {
 
     /// Sends `request` and returns its answer.
     func request(_ request: [String: Any]) throws -> [String: Any] {
+        try answer(to: request).object
+    }
+
+    /// Sends `request` and returns its answer, as the node wrote it and as read.
+    func answer(to request: [String: Any]) throws -> (line: [UInt8], object: [String: Any]) {
         var request = request
         let id = state.withLock { state in
             defer { state.nextID += 1 }
@@ -129,7 +143,7 @@ final class LocalAPIConnection: Sendable {
                 if object["event"] != nil { state.events.append(line) }
             }
         }
-        return try Self.object(answer)
+        return (answer, try Self.object(answer))
     }
 
     /// The first event, in order, for which `matches` holds (those before it are dropped).

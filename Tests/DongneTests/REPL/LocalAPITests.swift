@@ -28,6 +28,8 @@ import Testing
         #expect(sent.output.hasPrefix("sent "))
         let history = try REPLProcess.run(["history", "서울특별시", "--data", service.directory], input: "")
         #expect(history.status == 0 && history.output.hasSuffix(": 스크립트에서 인사\n"), "\(history)")
+        let dated = try Regex(#"^\d{4}-\d\d-\d\d \d\d:\d\d 민지 \([a-z0-9]{8}\): "#)
+        #expect(history.output.split(separator: "\n").allSatisfy { $0.contains(dated) }, "each line starts with its time")
         let status = try REPLProcess.run(["status", "--json", "--data", service.directory], input: "")
         let fields = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
         #expect(fields["name"] as? String == "민지" && (fields["fingerprint"] as? String)?.count == 52)
@@ -89,6 +91,30 @@ import Testing
         let stored = Set(history.output.split(separator: "\n").compactMap { $0.split(separator: " ").last.flatMap { Int($0) } })
         let lost = acknowledged.filter { !stored.contains($0) }
         #expect(lost.isEmpty, "acknowledged and lost: \(lost)")
+    }
+
+    /// A service that cannot start exits 1 with one error line that says what failed and what to do: a port
+    /// another program holds, a data folder this user may not write.
+    @Test func aNodeThatCannotStartSaysWhatToDo() throws {
+        let folder = NSTemporaryDirectory() + "dongne-cannot-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(holder, $0, &length) } }
+        listen(holder, 1)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let taken = try CommandLineTests.run([
+            "node", "--data", folder + "/a", "--listen", "127.0.0.1", "--port", "\(port)", "--no-dnssd",
+        ])
+        #expect(taken.status == 1 && taken.errors.contains("cannot start: cannot listen on 127.0.0.1 port \(port)"), "\(taken)")
+        #expect(taken.errors.contains("give another with --port"), "\(taken.errors)")
+        try Data().write(to: URL(fileURLWithPath: folder + "/file"))
+        let unwritable = try CommandLineTests.run(["node", "--data", folder + "/file/data", "--port", "off", "--no-dnssd"])
+        #expect(unwritable.status == 1 && unwritable.errors.contains("cannot create the data directory"), "\(unwritable)")
+        #expect(unwritable.errors.contains("give a folder this user may write with --data DIR"), "\(unwritable.errors)")
     }
 
     /// The kernel's record of the connecting process's user decides, not the socket file's mode: with the file
