@@ -24,17 +24,22 @@ enum LocalAPIBenchmark {
         let service = try ServiceUnderTest()
         defer { service.stop() }
         let socket = try SocketSender(service)
-        var (local, remote): ([Double], [Double]) = ([], [])
+        let echo = try EchoPair()
+        var (local, remote, bare): ([Double], [Double], [Double]) = ([], [], [])
         for index in 0..<(warmUp + sends) {
             let inProcessLatency = try await inProcess.measure(index)
             usleep(1_000)
             let socketLatency = try socket.measure(index)
             usleep(1_000)
+            let echoLatency = try echo.roundTrip()
+            usleep(1_000)
             guard index >= warmUp else { continue }
             local.append(inProcessLatency)
             remote.append(socketLatency)
+            bare.append(echoLatency)
         }
         await inProcess.stop()
+        echo.stop()
         Measure.report("sends measured", "\(sends) each way, interleaved")
         Measure.report("in process: send → callback, p50 / p99", micro(local, 0.5) + " / " + micro(local, 0.99))
         Measure.report("through the socket: send → snapshot, p50 / p99", micro(remote, 0.5) + " / " + micro(remote, 0.99))
@@ -42,6 +47,9 @@ enum LocalAPIBenchmark {
         Measure.report("the socket adds at p50", String(format: "%.0f µs", addedMedian))
         let added = (percentile(remote, 0.99) - percentile(local, 0.99)) * 1e6
         let met = Measure.ratio("the socket adds at p99", added, atMost: 100, unit: " µs")
+        Measure.report(
+            "bare Unix-socket round trip (the floor), p50 / p99", micro(bare, 0.5) + " / " + micro(bare, 0.99))
+        Measure.report("added at p99 / bare round trip at p99", String(format: "%.2f ×", added / (percentile(bare, 0.99) * 1e6)))
         try manyClients(service)
         return met
     }
@@ -197,6 +205,51 @@ final class ServiceUnderTest {
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// The physical floor of what a socket adds: a thread that echoes what it reads on a Unix stream socket, and a
+/// round trip of a snapshot-sized line through it (the request in, the answer out, both sides asleep between).
+final class EchoPair {
+    private let ours: Int32
+    private let theirs: Int32
+    private let echoing: Thread
+    private var line = [UInt8](repeating: UInt8(ascii: "x"), count: 700)
+
+    init() throws {
+        var pair: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw POSIXError(.EMFILE) }
+        (ours, theirs) = (pair[0], pair[1])
+        let descriptor = theirs
+        echoing = Thread {
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            while true {
+                let count = recv(descriptor, &buffer, buffer.count, 0)
+                guard count > 0 else { return }
+                _ = send(descriptor, buffer, count, Int32(MSG_NOSIGNAL))
+            }
+        }
+        echoing.start()
+    }
+
+    /// From writing the line to reading all of it back.
+    func roundTrip() throws -> Double {
+        let start = ContinuousClock.now
+        _ = send(ours, line, line.count, Int32(MSG_NOSIGNAL))
+        var received = 0
+        while received < line.count {
+            let count = line.withUnsafeMutableBytes { recv(ours, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { throw POSIXError(.EPIPE) }
+            received += count
+        }
+        return Measure.seconds(ContinuousClock.now - start)
+    }
+
+    /// Ends the echoing thread (it reads the end of the stream) and closes both ends.
+    func stop() {
+        shutdown(ours, Int32(SHUT_RDWR))
+        close(ours)
+        close(theirs)
     }
 }
 
