@@ -278,17 +278,15 @@ public final class TCPConnection: Sendable {
     }
 
     /// The most one read takes.
-    static let readBytes = 65_536
+    static let readBytes = EventLoop.readBufferBytes
 
-    /// One `recv` of at most ``readBytes``: the bytes, and what `recv` returned. The buffer is not zeroed first and
-    /// is copied out at its length, so that a short request touches one page, not sixteen.
+    /// One `recv` of at most ``readBytes`` into the loop's read buffer: the bytes, copied out at their length,
+    /// and what `recv` returned.
     private func receiveChunk() -> ([UInt8], Int) {
-        var result = 0
-        let buffer = [UInt8](unsafeUninitializedCapacity: Self.readBytes) { buffer, initialized in
-            result = Glibc.recv(descriptor, buffer.baseAddress, buffer.count, 0)
-            initialized = max(0, result)
+        loop.withReadBuffer { buffer in
+            let result = Glibc.recv(descriptor, buffer.baseAddress, buffer.count, 0)
+            return (result > 0 ? Array(buffer[..<result]) : [], result)
         }
-        return (result > 0 ? Array(buffer[...]) : [], result)
     }
 
     /// Writes what the socket takes; watches for writability while anything is left.

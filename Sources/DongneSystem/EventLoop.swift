@@ -60,6 +60,18 @@ public final class EventLoop: SerialExecutor, Sendable {
         return core.isolatedIfFree(body)
     }
 
+    /// How many bytes ``withReadBuffer(_:)`` lends.
+    public static let readBufferBytes = 65_536
+
+    /// Lends `body` the loop's buffer to read a socket into: one per loop, lent only to the thread doing the
+    /// loop's work (``isCurrent``), one at a time, so that a read neither allocates nor frees 64 KiB (an
+    /// allocation that large is freed by consolidating the allocator's free lists, each time). What `body` keeps
+    /// it copies out; the bytes are not zeroed between loans.
+    public func withReadBuffer<T>(_ body: (UnsafeMutableRawBufferPointer) -> T) -> T {
+        precondition(isCurrent, "the read buffer is lent to the loop's work")
+        return body(core.readBuffer)
+    }
+
     /// Runs `work` on the loop, after the work queued before it.
     public func execute(_ work: @escaping @Sendable () -> Void) {
         core.add(.closure(work))
@@ -194,12 +206,20 @@ extension EventLoop {
         private let timerDescriptor: Int32
         /// Held by whichever thread does the loop's work, so that one thread at a time does it.
         private let isolation = Mutex(())
+        /// Used only by the thread that holds `isolation` (``EventLoop/withReadBuffer(_:)``): the lock orders its
+        /// uses, which is what makes sharing it safe.
+        nonisolated(unsafe) let readBuffer = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: EventLoop.readBufferBytes, alignment: 16)
         /// That thread, while it holds `isolation` (0: none).
         private let worker = Atomic<UInt>(0)
 
         init(wakeup: Int32, timer: Int32) {
             self.wakeup = wakeup
             self.timerDescriptor = timer
+        }
+
+        deinit {
+            readBuffer.deallocate()
         }
 
         var isCurrent: Bool { worker.load(ordering: .acquiring) == UInt(pthread_self()) }

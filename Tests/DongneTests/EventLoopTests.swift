@@ -108,6 +108,22 @@ import DongneSystem
         #expect(await Self.eventually { !unwatched.all.isEmpty })
     }
 
+    /// One read buffer per loop, lent to its work: every loan is the same 64 KiB, so a read allocates nothing.
+    @Test func theReadBufferIsTheLoopsOwnSameEachLoan() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        let loans = Log<(address: UInt, count: Int, onLoop: Bool)>()
+        for _ in 0..<3 {
+            loop.execute {
+                loop.withReadBuffer { buffer in
+                    loans.add((UInt(bitPattern: buffer.baseAddress), buffer.count, loop.isCurrent))
+                }
+            }
+        }
+        #expect(await Self.eventually { loans.all.count == 3 })
+        #expect(Set(loans.all.map(\.address)).count == 1)
+        #expect(loans.all.allSatisfy { $0.count == EventLoop.readBufferBytes && $0.onLoop })
+    }
+
     @Test func theThreadEndsOnceTheLoopIsReleased() async throws {
         let name = "loop-\(UInt16.random(in: 1_000...9_999))"
         var loop: EventLoop? = try EventLoop(name: name)
