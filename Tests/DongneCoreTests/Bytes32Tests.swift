@@ -1,4 +1,5 @@
 import DongneCore
+import Foundation
 import Testing
 
 @Suite struct Bytes32Tests {
@@ -16,5 +17,17 @@ import Testing
         larger = bytes
         larger[0] += 1
         #expect(Bytes32(larger)!.bytes == larger)
+    }
+
+    /// `hex` is written from the words; Foundation's `%02x`, byte by byte, is the independent writer.
+    @Test func hexFromTheWordsIsTheBytesInLowercaseHex() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let value = try #require(Bytes32(bytes))
+            #expect(value.hex == bytes.map { String(format: "%02x", $0) }.joined())
+            #expect(Hex.encode(bytes) == value.hex && Hex.decode(value.hex) == bytes)
+        }
+        #expect(Bytes32.zero.hex == String(repeating: "0", count: 64))
     }
 }

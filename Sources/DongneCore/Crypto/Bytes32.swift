@@ -63,8 +63,22 @@ public struct Bytes32: Hashable, Comparable, Sendable {
         return result
     }
 
-    /// Lowercase hexadecimal, 64 characters.
-    public var hex: String { Hex.encode(bytes) }
+    /// Lowercase hexadecimal, 64 characters: written from the words, with no array of bytes on the way (ids
+    /// are written out for every document a program is sent).
+    public var hex: String {
+        String(unsafeUninitializedCapacity: 64) { text in
+            func write(_ word: UInt64, at start: Int) {
+                for nibble in 0..<16 {
+                    text[start + nibble] = Hex.digit(UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * nibble)) & 0x0f)
+                }
+            }
+            write(w0, at: 0)
+            write(w1, at: 16)
+            write(w2, at: 32)
+            write(w3, at: 48)
+            return 64
+        }
+    }
 
     /// Orders bytewise (lexicographically).
     public static func < (lhs: Bytes32, rhs: Bytes32) -> Bool {
@@ -76,14 +90,22 @@ public struct Bytes32: Hashable, Comparable, Sendable {
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
+    /// The lowercase hex digit of a value from 0 to 15.
+    @inline(__always)
+    static func digit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    }
+
     /// `bytes` as lowercase hexadecimal.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        var out = [UInt8]()
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        // Written in place: one allocation, where appending grew the buffer (and copied it) several times.
+        String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            for (index, byte) in bytes.enumerated() {
+                text[2 * index] = digits[Int(byte >> 4)]
+                text[2 * index + 1] = digits[Int(byte & 0x0f)]
+            }
+            return bytes.count * 2
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// The bytes of an even-length hexadecimal string (either case); nil for anything else.

@@ -58,20 +58,25 @@ public struct Fingerprint: Hashable, Sendable, CustomStringConvertible {
 
     /// Encodes bytes most-significant bit first, five bits a character, the last character padded with zero bits.
     static func zBase32(_ bytes: [UInt8]) -> String {
-        var output: [UInt8] = []
-        var buffer: UInt32 = 0
-        var bitCount = 0
-        for byte in bytes {
-            buffer = buffer << 8 | UInt32(byte)
-            bitCount += 8
-            while bitCount >= 5 {
-                bitCount -= 5
-                output.append(alphabet[Int((buffer >> UInt32(bitCount)) & 0x1f)])
+        // Written in place: one allocation for the 52 characters, where appending grew the buffer several times.
+        String(unsafeUninitializedCapacity: (bytes.count * 8 + 4) / 5) { output in
+            var count = 0
+            var buffer: UInt32 = 0
+            var bitCount = 0
+            for byte in bytes {
+                buffer = buffer << 8 | UInt32(byte)
+                bitCount += 8
+                while bitCount >= 5 {
+                    bitCount -= 5
+                    output[count] = alphabet[Int((buffer >> UInt32(bitCount)) & 0x1f)]
+                    count += 1
+                }
             }
+            if bitCount > 0 {
+                output[count] = alphabet[Int((buffer << UInt32(5 - bitCount)) & 0x1f)]
+                count += 1
+            }
+            return count
         }
-        if bitCount > 0 {
-            output.append(alphabet[Int((buffer << UInt32(5 - bitCount)) & 0x1f)])
-        }
-        return String(decoding: output, as: UTF8.self)
     }
 }
