@@ -9,6 +9,10 @@ public struct LineBuffer: Sendable {
 
     /// Takes `bytes`; the lines they finish.
     public mutating func lines(adding bytes: [UInt8]) -> [[UInt8]] {
+        // The common case, one whole line and nothing waiting: no bytes copied on the way.
+        if partial.isEmpty, let newline = bytes.firstIndex(of: 0x0A), newline == bytes.count - 1 {
+            return [Array(bytes[..<newline])]
+        }
         var lines: [[UInt8]] = []
         var rest = bytes[...]
         while let newline = rest.firstIndex(of: 0x0A) {

@@ -7,12 +7,20 @@ struct JSONText {
 
     init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
 
-    /// `{`, the members `body` writes, `}`.
+    /// The text so far as one line (with its `\n`), for the wire.
+    consuming func line() -> [UInt8] {
+        bytes.append(0x0A)
+        return bytes
+    }
+
+    /// `{`, the members `body` writes, `}`. The bytes move into the members and back rather than being shared
+    /// with them, so that no nested object copies the text written before it.
     mutating func object(_ body: (inout Members) -> Void) {
         bytes.append(UInt8(ascii: "{"))
-        var members = Members(text: self)
+        var members = Members(text: JSONText(capacity: 0))
+        swap(&members.text.bytes, &bytes)
         body(&members)
-        self = members.text
+        swap(&bytes, &members.text.bytes)
         bytes.append(UInt8(ascii: "}"))
     }
 
@@ -38,7 +46,7 @@ struct JSONText {
 
         mutating func integer(_ key: StaticString, _ value: some BinaryInteger) {
             self.key(key)
-            text.bytes.append(contentsOf: String(value).utf8)
+            text.integer(value)
         }
 
         /// A finite number (JSON has no other); a non-finite one is written as null.
@@ -81,15 +89,16 @@ struct JSONText {
     }
 
     /// Any value an answer holds: `String`, `Bool`, integers, `Double`, `[Any]`, `[String: Any]` (keys sorted),
-    /// ``JSONReader/null``, or a ``Fragment`` written before; anything else is written as `null`.
+    /// a ``JSONReader/Value``, or a ``Fragment`` written before; anything else is written as `null`.
     mutating func value(_ value: Any) {
         switch value {
         case let text as String: string(text)
         case let flag as Bool: bytes.append(contentsOf: (flag ? "true" : "false").utf8)
-        case let whole as Int: bytes.append(contentsOf: String(whole).utf8)
-        case let whole as UInt64: bytes.append(contentsOf: String(whole).utf8)
+        case let whole as Int: integer(whole)
+        case let whole as UInt64: integer(whole)
         case let number as Double: bytes.append(contentsOf: (number.isFinite ? "\(number)" : "null").utf8)
         case let fragment as Fragment: bytes.append(contentsOf: fragment.bytes)
+        case let read as JSONReader.Value: self.read(read)
         case let list as [Any]:
             bytes.append(UInt8(ascii: "["))
             for (index, element) in list.enumerated() {
@@ -108,6 +117,19 @@ struct JSONText {
             }
             bytes.append(UInt8(ascii: "}"))
         default: bytes.append(contentsOf: "null".utf8)
+        }
+    }
+
+    /// A value as ``JSONReader`` read it (a request's `id`, echoed), written back as JSON.
+    mutating func read(_ value: JSONReader.Value) {
+        switch value {
+        case .null: bytes.append(contentsOf: "null".utf8)
+        case .bool(let flag): self.value(flag)
+        case .integer(let whole): integer(whole)
+        case .number(let number): self.value(number)
+        case .string(let text): string(text)
+        case .array(let list): self.value(list as [Any])
+        case .object(let object): self.value(object as [String: Any])
         }
     }
 
@@ -132,6 +154,22 @@ struct JSONText {
             var text = JSONText(capacity: 384)
             text.object(write)
             bytes = text.bytes
+        }
+    }
+
+    /// An integer in decimal, its digits written straight into the text (no `String` on the way).
+    mutating func integer(_ value: some BinaryInteger) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 24 digits: 64 bits need 20
+        withUnsafeMutableBytes(of: &digits) { room in
+            var index = room.count
+            repeat {
+                index -= 1
+                room[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude != 0
+            bytes.append(contentsOf: room[index...])
         }
     }
 

@@ -30,7 +30,8 @@ final class LocalAPIClient: Sendable {
         var answering = false
         var listeners: [Int: ListenerRegistration] = [:]
         var nextListener = 1
-        var channels: [String: Channel] = [:]
+        /// Keyed by the name's UTF-8 bytes: hashing and comparing a `String` of Hangul normalises it first.
+        var channels: [[UInt8]: Channel] = [:]
         var ended = false
         /// The REPL session of an attached REPL, once it asked for one.
         var session: Session?
@@ -70,11 +71,12 @@ final class LocalAPIClient: Sendable {
 
     /// The channel of `name`, normalised once per name this client uses.
     func channel(named name: String) throws -> Channel {
-        if let known = state.withLock({ $0.channels[name] }) { return known }
+        let key = Array(name.utf8)
+        if let known = state.withLock({ $0.channels[key] }) { return known }
         let channel = try node.channel(named: name)
         state.withLock { state in
             if state.channels.count >= Self.maximumRememberedChannels { state.channels = [:] }
-            state.channels[name] = channel
+            state.channels[key] = channel
         }
         return channel
     }

@@ -10,7 +10,7 @@ enum LocalAPIJSON {
     static func line(_ object: [String: Any]) -> [UInt8] {
         var text = JSONText(capacity: 256)
         text.value(object)
-        return text.bytes + [0x0A]
+        return text.line()
     }
 
     /// A listener's snapshot as one line: the changes with their indexes, the number of documents now, and the
@@ -31,7 +31,7 @@ enum LocalAPIJSON {
             event.integer("listener", listener)
             event.object("metadata") { write(snapshot.metadata, into: &$0) }
         }
-        return text.bytes + [0x0A]
+        return text.line()
     }
 
     /// Documents as a JSON array, for an answer.

@@ -5,22 +5,22 @@ import Dongne
 /// quietly read as the default.
 struct LocalAPIRequest {
     /// The request's fields as ``JSONReader`` read them.
-    let fields: [String: Any]
+    let fields: [String: JSONReader.Value]
 
     /// Reads one request line; a line that is not one JSON object is a `bad-request`.
     init(line: some Collection<UInt8>) throws(LocalAPIError) {
-        let value: Any
+        let value: JSONReader.Value
         do { value = try JSONReader.value(of: line) } catch {
             throw .badRequest("each line is one JSON object (\(error.reason) at byte \(error.offset))")
         }
-        guard let fields = value as? [String: Any] else { throw .badRequest("each line is one JSON object") }
+        guard case .object(let fields) = value else { throw .badRequest("each line is one JSON object") }
         self.fields = fields
     }
 
-    init(fields: [String: Any]) { self.fields = fields }
+    init(fields: [String: JSONReader.Value]) { self.fields = fields }
 
     /// What the answer echoes: the request's `id`, any JSON value.
-    var id: Any? { fields["id"] }
+    var id: JSONReader.Value? { fields["id"] }
 
     /// What the request asks for.
     func op() throws(LocalAPIError) -> String { try string("op") }
@@ -33,40 +33,51 @@ struct LocalAPIRequest {
 
     /// A string field the request may have.
     func optionalString(_ key: String) throws(LocalAPIError) -> String? {
-        guard let value = fields[key], !(value is JSONReader.Null) else { return nil }
-        guard let text = value as? String else { throw .badRequest("\(key) is a string") }
-        return text
+        switch fields[key] {
+        case nil, .null: nil
+        case .string(let text): text
+        case .bool, .integer, .number, .array, .object: throw .badRequest("\(key) is a string")
+        }
     }
 
     /// A whole number the request may have (`20` or `20.0`), or `fallback`.
     func integer(_ key: String, default fallback: Int? = nil) throws(LocalAPIError) -> Int? {
-        guard let value = fields[key], !(value is JSONReader.Null) else { return fallback }
-        if let whole = value as? Int { return whole }
-        if let number = value as? Double, let whole = Int(exactly: number) { return whole }
-        throw .badRequest("\(key) is a whole number")
+        switch fields[key] {
+        case nil, .null: return fallback
+        case .integer(let whole): return whole
+        case .number(let number):
+            guard let whole = Int(exactly: number) else { throw .badRequest("\(key) is a whole number") }
+            return whole
+        case .bool, .string, .array, .object: throw .badRequest("\(key) is a whole number")
+        }
     }
 
     /// A number the request may have.
     func number(_ key: String) throws(LocalAPIError) -> Double? {
-        guard let value = fields[key], !(value is JSONReader.Null) else { return nil }
-        if let whole = value as? Int { return Double(whole) }
-        if let number = value as? Double { return number }
-        throw .badRequest("\(key) is a number")
+        switch fields[key] {
+        case nil, .null: nil
+        case .integer(let whole): Double(whole)
+        case .number(let number): number
+        case .bool, .string, .array, .object: throw .badRequest("\(key) is a number")
+        }
     }
 
     /// A flag the request may have, or `fallback`.
     func bool(_ key: String, default fallback: Bool) throws(LocalAPIError) -> Bool {
-        guard let value = fields[key], !(value is JSONReader.Null) else { return fallback }
-        guard let flag = value as? Bool else { throw .badRequest("\(key) is true or false") }
-        return flag
+        switch fields[key] {
+        case nil, .null: fallback
+        case .bool(let flag): flag
+        case .integer, .number, .string, .array, .object: throw .badRequest("\(key) is true or false")
+        }
     }
 
     /// A list of strings the request must have.
     func strings(_ key: String) throws(LocalAPIError) -> [String] {
-        guard let list = fields[key] as? [Any], let strings = list as? [String] else {
-            throw .badRequest("\(key) is a list of strings")
+        guard case .array(let list) = fields[key] else { throw .badRequest("\(key) is a list of strings") }
+        return try list.map { element throws(LocalAPIError) in
+            guard case .string(let text) = element else { throw .badRequest("\(key) is a list of strings") }
+            return text
         }
-        return strings
     }
 
     /// A message's id (64 hex digits) in `key`.

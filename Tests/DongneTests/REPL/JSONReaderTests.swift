@@ -28,6 +28,30 @@ import Testing
         }
     }
 
+    /// What a request held is written back as the same JSON (an answer echoes the request's `id`, any value).
+    @Test func whatWasReadIsWrittenBackAsTheSameValue() throws {
+        for text in Self.valid where !text.contains("12345678901234567890") {  // a Double: written in Swift's form
+            var written = JSONText()
+            written.read(try JSONReader.value(of: Array(text.utf8)))
+            let theirs = try JSONSerialization.jsonObject(with: Data(written.bytes), options: [.fragmentsAllowed])
+            #expect(Self.same(try JSONReader.value(of: written.bytes), theirs), "\(text)")
+            #expect(try JSONReader.value(of: written.bytes) == JSONReader.value(of: Array(text.utf8)), "\(text)")
+        }
+    }
+
+    /// Integers are written digit by digit into the text; Swift's own `description` is the reference.
+    @Test func integersAreWrittenAsTheirDecimalDigits() {
+        let values: [Int] = [0, 7, -7, 10, 99, -100, 1_733_203_200_000, Int.max, Int.min]
+        for value in values {
+            var text = JSONText()
+            text.integer(value)
+            #expect(text.bytes == Array(value.description.utf8))
+        }
+        var text = JSONText()
+        text.integer(UInt64.max)
+        #expect(text.bytes == Array(UInt64.max.description.utf8))
+    }
+
     @Test func whatJSONForbidsIsRefusedWithWhereAndWhy() {
         for text in Self.invalid {
             #expect(throws: JSONReader.Failure.self, "\(text)") { try JSONReader.value(of: Array(text.utf8)) }
@@ -57,16 +81,16 @@ import Testing
     }
 
     /// Whether a value we read equals Foundation's: numbers by value, objects and arrays member by member.
-    static func same(_ ours: Any, _ theirs: Any) -> Bool {
+    static func same(_ ours: JSONReader.Value, _ theirs: Any) -> Bool {
         switch (ours, theirs) {
-        case (let a as [String: Any], let b as [String: Any]):
+        case (.object(let a), let b as [String: Any]):
             a.count == b.count && a.allSatisfy { key, value in b[key].map { same(value, $0) } ?? false }
-        case (let a as [Any], let b as [Any]): a.count == b.count && zip(a, b).allSatisfy(same)
-        case (is JSONReader.Null, is NSNull): true
-        case (let a as Bool, let b as NSNumber): a == b.boolValue
-        case (let a as Int, let b as NSNumber): Double(a) == b.doubleValue
-        case (let a as Double, let b as NSNumber): a == b.doubleValue
-        case (let a as String, let b as String): a == b
+        case (.array(let a), let b as [Any]): a.count == b.count && zip(a, b).allSatisfy(same)
+        case (.null, is NSNull): true
+        case (.bool(let a), let b as NSNumber): a == b.boolValue
+        case (.integer(let a), let b as NSNumber): Double(a) == b.doubleValue
+        case (.number(let a), let b as NSNumber): a == b.doubleValue
+        case (.string(let a), let b as String): a == b
         default: false
         }
     }
