@@ -30,4 +30,21 @@ import Testing
         }
         #expect(Bytes32.zero.hex == String(repeating: "0", count: 64))
     }
+
+    /// What is appended to JSON being written is what the `String` forms say: bytes, hex, fingerprints.
+    @Test func appendedFormsAreTheStringForms() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100 {
+            let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let value = try #require(Bytes32(bytes))
+            #expect(value.withBytes { Array($0) } == bytes)
+            var written: [UInt8] = Array("x".utf8)
+            value.withBytes { Hex.append($0, to: &written) }
+            #expect(written == Array(("x" + value.hex).utf8))
+            let key = PublicKey(raw: value)
+            written = []
+            Fingerprint.appendFull(of: key, to: &written)
+            #expect(written == Array(key.fingerprint.full.utf8) && written.count == 52)
+        }
+    }
 }

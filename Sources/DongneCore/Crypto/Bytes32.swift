@@ -63,22 +63,14 @@ public struct Bytes32: Hashable, Comparable, Sendable {
         return result
     }
 
-    /// Lowercase hexadecimal, 64 characters: written from the words, with no array of bytes on the way (ids
-    /// are written out for every document a program is sent).
-    public var hex: String {
-        String(unsafeUninitializedCapacity: 64) { text in
-            func write(_ word: UInt64, at start: Int) {
-                for nibble in 0..<16 {
-                    text[start + nibble] = Hex.digit(UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * nibble)) & 0x0f)
-                }
-            }
-            write(w0, at: 0)
-            write(w1, at: 16)
-            write(w2, at: 32)
-            write(w3, at: 48)
-            return 64
-        }
+    /// Calls `body` with the 32 bytes in order, held on the stack (no array).
+    public func withBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let words = (w0.bigEndian, w1.bigEndian, w2.bigEndian, w3.bigEndian)
+        return try Swift.withUnsafeBytes(of: words) { try body($0) }
     }
+
+    /// Lowercase hexadecimal, 64 characters.
+    public var hex: String { withBytes { Hex.encode($0) } }
 
     /// Orders bytewise (lexicographically).
     public static func < (lhs: Bytes32, rhs: Bytes32) -> Bool {
@@ -90,10 +82,13 @@ public struct Bytes32: Hashable, Comparable, Sendable {
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
-    /// The lowercase hex digit of a value from 0 to 15.
-    @inline(__always)
-    static func digit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    /// Appends `bytes` as lowercase hexadecimal to `output` (JSON being written, with no `String` on the way).
+    public static func append(_ bytes: some Collection<UInt8>, to output: inout [UInt8]) {
+        output.reserveCapacity(output.count + bytes.count * 2)
+        for byte in bytes {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0f)])
+        }
     }
 
     /// `bytes` as lowercase hexadecimal.

@@ -15,7 +15,7 @@ public struct Fingerprint: Hashable, Sendable, CustomStringConvertible {
 
     /// The fingerprint of `key`.
     public init(_ key: PublicKey) {
-        full = Self.zBase32(key.bytes)
+        full = key.raw.withBytes { Self.zBase32($0) }
     }
 
     /// The first 8 characters: enough to tell people apart in a room, and what the REPL prints beside names.
@@ -56,27 +56,37 @@ public struct Fingerprint: Hashable, Sendable, CustomStringConvertible {
         return PublicKey(bytes)
     }
 
-    /// Encodes bytes most-significant bit first, five bits a character, the last character padded with zero bits.
-    static func zBase32(_ bytes: [UInt8]) -> String {
-        // Written in place: one allocation for the 52 characters, where appending grew the buffer several times.
+    /// Appends the full fingerprint of `key` to `output` (JSON being written, with no `String` on the way).
+    public static func appendFull(of key: PublicKey, to output: inout [UInt8]) {
+        output.reserveCapacity(output.count + 52)
+        key.raw.withBytes { bytes in zBase32(bytes) { output.append($0) } }
+    }
+
+    /// `bytes` in z-base-32: written in place, one allocation for the characters.
+    static func zBase32(_ bytes: some Collection<UInt8>) -> String {
         String(unsafeUninitializedCapacity: (bytes.count * 8 + 4) / 5) { output in
             var count = 0
-            var buffer: UInt32 = 0
-            var bitCount = 0
-            for byte in bytes {
-                buffer = buffer << 8 | UInt32(byte)
-                bitCount += 8
-                while bitCount >= 5 {
-                    bitCount -= 5
-                    output[count] = alphabet[Int((buffer >> UInt32(bitCount)) & 0x1f)]
-                    count += 1
-                }
-            }
-            if bitCount > 0 {
-                output[count] = alphabet[Int((buffer << UInt32(5 - bitCount)) & 0x1f)]
+            zBase32(bytes) { character in
+                output[count] = character
                 count += 1
             }
             return count
         }
+    }
+
+    /// Encodes bytes most-significant bit first, five bits a character, the last character padded with zero bits;
+    /// each character to `emit`.
+    static func zBase32(_ bytes: some Collection<UInt8>, _ emit: (UInt8) -> Void) {
+        var buffer: UInt32 = 0
+        var bitCount = 0
+        for byte in bytes {
+            buffer = buffer << 8 | UInt32(byte)
+            bitCount += 8
+            while bitCount >= 5 {
+                bitCount -= 5
+                emit(alphabet[Int((buffer >> UInt32(bitCount)) & 0x1f)])
+            }
+        }
+        if bitCount > 0 { emit(alphabet[Int((buffer << UInt32(5 - bitCount)) & 0x1f)]) }
     }
 }

@@ -1,3 +1,5 @@
+import Dongne
+
 /// JSON text (RFC 8259) written by hand for everything the local API sends. Foundation's `JSONSerialization`
 /// sorts keys by the locale's collation, which was most of a snapshot's cost on the node's loop; here the
 /// documents' members are written in sorted order by construction, and other objects' keys are sorted by their
@@ -42,6 +44,22 @@ struct JSONText {
         mutating func string(_ key: StaticString, _ value: String) {
             self.key(key)
             text.string(value)
+        }
+
+        /// 32 bytes (an id, a hash) as 64 hex digits, written straight into the text.
+        mutating func hex(_ key: StaticString, _ value: Bytes32) {
+            self.key(key)
+            text.bytes.append(UInt8(ascii: "\""))
+            value.withBytes { Hex.append($0, to: &text.bytes) }
+            text.bytes.append(UInt8(ascii: "\""))
+        }
+
+        /// A person's full fingerprint (52 characters), written straight into the text.
+        mutating func fingerprint(_ key: StaticString, _ person: PublicKey) {
+            self.key(key)
+            text.bytes.append(UInt8(ascii: "\""))
+            Fingerprint.appendFull(of: person, to: &text.bytes)
+            text.bytes.append(UInt8(ascii: "\""))
         }
 
         mutating func integer(_ key: StaticString, _ value: some BinaryInteger) {

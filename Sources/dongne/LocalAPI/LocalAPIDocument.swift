@@ -9,10 +9,10 @@ protocol LocalAPIDocument: SnapshotDocument {
 
 extension MessageSnapshot: LocalAPIDocument {
     func write(into members: inout JSONText.Members) {
-        members.string("author", author.fingerprint.full)
-        members.string("channel", channel.raw.hex)
+        members.fingerprint("author", author)
+        members.hex("channel", channel.raw)
         members.integer("created", created)
-        members.string("id", id.hex)
+        members.hex("id", id.raw)
         members.bool("isActive", isActive)
         LocalAPIContent.writeCoordinates(of: content, into: &members)
         members.object("metadata") { LocalAPIJSON.write(metadata, into: &$0) }
@@ -25,23 +25,23 @@ extension MessageSnapshot: LocalAPIDocument {
 
 extension DirectMessageSnapshot: LocalAPIDocument {
     func write(into members: inout JSONText.Members) {
-        members.string("author", author.fingerprint.full)
-        members.string("correspondent", correspondent.fingerprint.full)
+        members.fingerprint("author", author)
+        members.fingerprint("correspondent", correspondent)
         members.integer("created", created)
-        members.string("id", id.hex)
+        members.hex("id", id.raw)
         members.bool("isOutgoing", isOutgoing)
         members.bool("isRead", isRead)
         LocalAPIContent.writeCoordinates(of: content, into: &members)
         members.object("metadata") { LocalAPIJSON.write(metadata, into: &$0) }
         LocalAPIContent.writePhoto(of: content, photo, into: &members)
-        members.string("recipient", recipient.fingerprint.full)
+        members.fingerprint("recipient", recipient)
         LocalAPIContent.writeTextAndType(of: content, into: &members)
     }
 }
 
 extension ConversationSnapshot: LocalAPIDocument {
     func write(into members: inout JSONText.Members) {
-        members.string("correspondent", correspondent.fingerprint.full)
+        members.fingerprint("correspondent", correspondent)
         members.optionalString("displayName", displayName)
         members.object("latest") { latest.write(into: &$0) }
         members.object("metadata") { LocalAPIJSON.write(metadata, into: &$0) }
@@ -52,7 +52,7 @@ extension ConversationSnapshot: LocalAPIDocument {
 extension ChannelSnapshot: LocalAPIDocument {
     func write(into members: inout JSONText.Members) {
         members.optionalString("description", description)
-        members.string("id", id.raw.hex)
+        members.hex("id", id.raw)
         members.bool("isJoined", isJoined)
         if let lastMessageCreated { members.integer("lastMessageCreated", lastMessageCreated) }
         members.object("metadata") { LocalAPIJSON.write(metadata, into: &$0) }
@@ -72,7 +72,7 @@ enum LocalAPIContent {
     static func writePhoto(of content: MessageContent, _ photo: PhotoSnapshot?, into members: inout JSONText.Members) {
         guard case .photo(let hash) = content else { return }
         members.object("photo") { members in
-            if let photo { write(photo, into: &members) } else { members.string("hash", hash.raw.hex) }
+            if let photo { write(photo, into: &members) } else { members.hex("hash", hash.raw) }
         }
     }
 
@@ -96,7 +96,7 @@ enum LocalAPIContent {
         case .available: members.string("availability", "available")
         }
         if case .fetching(let share) = photo.availability { members.number("fetched", share) }
-        members.string("hash", photo.hash.raw.hex)
+        members.hex("hash", photo.hash.raw)
         if let info = photo.info {
             members.integer("height", info.height)
             members.string("mediaType", info.mediaType)
