@@ -268,16 +268,23 @@ struct Line {
         contains(bytes: Array(text.utf8))
     }
 
-    /// Whether the line holds `needle`.
+    /// Whether the line holds `needle`: found with `memchr` and `memcmp`, as a client in C would look.
     func contains(bytes needle: [UInt8]) -> Bool {
-        guard let first = needle.first, needle.count <= bytes.count else { return needle.isEmpty }
-        var start = 0
-        while start + needle.count <= bytes.count {
-            guard let found = bytes[start...].firstIndex(of: first), found + needle.count <= bytes.count else { return false }
-            if bytes[found..<found + needle.count].elementsEqual(needle) { return true }
-            start = found + 1
+        guard let first = needle.first else { return true }
+        return bytes.withUnsafeBytes { haystack in
+            needle.withUnsafeBytes { wanted in
+                guard let base = haystack.baseAddress else { return false }
+                var offset = 0
+                while haystack.count - offset >= wanted.count {
+                    guard let found = memchr(base + offset, Int32(first), haystack.count - offset) else { return false }
+                    offset = base.distance(to: UnsafeRawPointer(found))
+                    guard haystack.count - offset >= wanted.count else { return false }
+                    if memcmp(base + offset, wanted.baseAddress!, wanted.count) == 0 { return true }
+                    offset += 1
+                }
+                return false
+            }
         }
-        return false
     }
 }
 
