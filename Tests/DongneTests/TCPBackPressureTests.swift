@@ -28,13 +28,24 @@ import DongneSystem
         }
     }
 
+    /// A listener that reads what it accepts into an inbox, and a started client connected to it.
+    static func readingPair(on loop: EventLoop) async throws -> (TCPListener, TCPConnection, Inbox) {
+        let inbox = Inbox()
+        let listener = try listen(on: loop, into: inbox, reading: true)
+        do {
+            let client = try await TCPConnection.connect(to: listener.address, on: loop)
+            client.start(onReceive: { _ in }, onClose: { _ in })
+            return (listener, client, inbox)
+        } catch {
+            listener.close()
+            throw error
+        }
+    }
+
     @Test func bytesArriveInOrderAndBothEndsCountThem() async throws {
         let loop = try EventLoop(name: "test-tcp")
-        let inbox = Inbox()
-        let listener = try Self.listen(on: loop, into: inbox, reading: true)
+        let (listener, client, inbox) = try await Self.readingPair(on: loop)
         defer { listener.close() }
-        let client = try await TCPConnection.connect(to: listener.address, on: loop)
-        client.start(onReceive: { _ in }, onClose: { _ in })
         let message = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
         for offset in stride(from: 0, to: message.count, by: 100_000) {
             client.send(Array(message[offset..<min(message.count, offset + 100_000)]))
@@ -53,11 +64,8 @@ import DongneSystem
     /// order it sent them, none lost, also when the socket fills and the loop takes over.
     @Test func sendsFromSeveralThreadsArriveWholeAndInEachThreadsOrder() async throws {
         let loop = try EventLoop(name: "test-tcp")
-        let inbox = Inbox()
-        let listener = try Self.listen(on: loop, into: inbox, reading: true)
+        let (listener, client, inbox) = try await Self.readingPair(on: loop)
         defer { listener.close() }
-        let client = try await TCPConnection.connect(to: listener.address, on: loop)
-        client.start(onReceive: { _ in }, onClose: { _ in })
         let (threads, records) = (4, 500)
         // A record: its thread, its number (two bytes each), then a body of 1 to 9,000 bytes of its thread's value.
         let done = Mutex(0)
