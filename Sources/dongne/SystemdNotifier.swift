@@ -31,9 +31,13 @@ struct SystemdNotifier: Sendable {
     func status(_ text: String) { send("STATUS=\(text)") }
 
     /// Sends one notification; failures are ignored, as sd_notify's callers do: the service runs on without it.
+    /// Never waits: the loop sends the watchdog's, and a manager that stops reading would otherwise freeze the
+    /// node once its queue (`net.unix.max_dgram_qlen`, 10 datagrams) is full; a notification that does not fit
+    /// is dropped (the watchdog's next one comes within half its interval).
     private func send(_ message: String) {
         guard let socketPath else { return }
-        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = socket(
+            AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
         var address = sockaddr_un()
@@ -46,7 +50,7 @@ struct SystemdNotifier: Sendable {
         let bytes = Array(message.utf8)
         _ = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                sendto(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL), $0, length)
+                sendto(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), $0, length)
             }
         }
     }

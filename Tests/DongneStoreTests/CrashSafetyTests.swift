@@ -8,9 +8,9 @@ import Testing
 @Suite(.serialized) struct CrashSafetyTests {
     static let probe = binaryDirectory + "/dongne-ingest-probe"
 
-    static func generate(_ count: Int, into path: String) throws {
+    static func generate(_ count: Int, into path: String) async throws {
         let generator = try ChildProcess(probe, ["generate", path, "\(count)"])
-        generator.finish(timeout: 300)
+        await generator.finish(timeout: 300)
         #expect(generator.terminationStatus == 0)
     }
 
@@ -35,23 +35,23 @@ import Testing
         return ids
     }
 
-    @Test func everyAcknowledgedDocumentSurvivesTwentySIGKILLs() throws {
+    @Test func everyAcknowledgedDocumentSurvivesTwentySIGKILLs() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let documents = directory.file("documents"), storePath = directory.file("store.sqlite")
-        try Self.generate(100_000, into: documents)
+        try await Self.generate(100_000, into: documents)
         let ids = try Self.ids(in: documents)
         var random = SplitMix64(seed: 20_261_129)  // the kill moments repeat run to run
         var killedMidway = 0
         for round in 1...20 {
             let ingest = try ChildProcess(Self.probe, ["ingest", documents, storePath])
             // Wait for the first acknowledgement of this run (an event), then let it write for a random while.
-            #expect(ingest.waitForLine(timeout: 120) { $0.hasPrefix("ack ") || $0 == "done" })
+            #expect(await ingest.waitForLine(timeout: 120) { $0.hasPrefix("ack ") || $0 == "done" })
             let moment = Double(random.next() % 1_500 + 1) / 1_000
-            let finishedEarly = ingest.waitForLine(timeout: moment) { $0 == "done" }
-            ingest.kill()
+            let finishedEarly = await ingest.waitForLine(timeout: moment) { $0 == "done" }
+            await ingest.kill()
             if !finishedEarly { killedMidway += 1 }
-            let acknowledged = Self.acknowledged(ingest.finish(timeout: 30))
+            let acknowledged = Self.acknowledged(await ingest.finish(timeout: 30))
             let store = try Store(path: storePath)
             #expect(try store.integrityCheck() == "ok", "round \(round)")
             let missing = try acknowledged.filter { try !store.contains(ids[$0]) }.count
@@ -60,22 +60,22 @@ import Testing
         }
         #expect(killedMidway >= 15, "most kills should land while documents are being written")
         let last = try ChildProcess(Self.probe, ["ingest", documents, storePath])
-        let summary = Self.summary(last.finish(timeout: 600))
+        let summary = Self.summary(await last.finish(timeout: 600))
         #expect(summary == ["done", "integrity ok", "count 100000"])
     }
 
-    @Test func aFullDiskFailsWritesCleanlyAndKeepsEverythingAcknowledged() throws {
+    @Test func aFullDiskFailsWritesCleanlyAndKeepsEverythingAcknowledged() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let documents = directory.file("documents"), mountPoint = directory.file("small-disk")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        try Self.generate(20_000, into: documents)
+        try await Self.generate(20_000, into: documents)
         // A real 1 MiB filesystem in the child's own user and mount namespaces (no root needed), gone with it.
         let script = "mount -t tmpfs -o size=1m tmpfs \"$1\" && exec \"$2\" ingest \"$3\" \"$1/store.sqlite\""
         let ingest = try ChildProcess(
             "/usr/bin/unshare",
             ["--user", "--map-root-user", "--mount", "sh", "-c", script, "sh", mountPoint, Self.probe, documents])
-        let lines = ingest.finish(timeout: 600)
+        let lines = await ingest.finish(timeout: 600)
         #expect(ingest.terminationStatus == 0, "the process keeps running through a full disk")
         let errors = lines.filter { $0.hasPrefix("error ") }
         let acknowledged = Self.acknowledged(lines).count

@@ -72,7 +72,12 @@ final class ChildProcess: @unchecked Sendable {
     var processIdentifier: Int32 { process.processIdentifier }
 
     /// Waits until a complete line satisfying `predicate` has arrived; false if output ended or `timeout` passed.
-    func waitForLine(timeout: TimeInterval, where predicate: (String) -> Bool) -> Bool {
+    /// Waits off Swift's pool, as every wait here does (see `offPool`).
+    func waitForLine(timeout: TimeInterval, where predicate: @escaping @Sendable (String) -> Bool) async -> Bool {
+        await offPool { self.blockingWaitForLine(timeout: timeout, where: predicate) }
+    }
+
+    private func blockingWaitForLine(timeout: TimeInterval, where predicate: (String) -> Bool) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -83,14 +88,18 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Sends SIGKILL, then waits for the process and for the end of its output.
-    func kill() {
+    func kill() async {
         Foundation.kill(process.processIdentifier, SIGKILL)
-        finish(timeout: 30)
+        await finish(timeout: 30)
     }
 
     /// Waits for the process to end and its output to close; the complete lines it wrote.
     @discardableResult
-    func finish(timeout: TimeInterval) -> [String] {
+    func finish(timeout: TimeInterval) async -> [String] {
+        await offPool { self.blockingFinish(timeout: timeout) }
+    }
+
+    private func blockingFinish(timeout: TimeInterval) -> [String] {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         while !ended && condition.wait(until: deadline) {}

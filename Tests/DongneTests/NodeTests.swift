@@ -33,7 +33,12 @@ import DongneTestSupport
     static let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
         .appendingPathComponent("dongne").path
 
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+    /// Runs the binary with `arguments` to its end, off Swift's pool.
+    static func run(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
+        try await offPool { try blockingRun(arguments) }
+    }
+
+    private static func blockingRun(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
         let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = REPLProcess.testArguments(arguments)
@@ -51,12 +56,12 @@ import DongneTestSupport
         )
     }
 
-    @Test func startingPrintsWhoYouAreAndNeverTheSecret() throws {
+    @Test func startingPrintsWhoYouAreAndNeverTheSecret() async throws {
         let directory = NodeTests.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // The first start mines the identity's stamp and says so (at the tests' strength: the default network's
         // takes seconds in a debug build, with this test's thread blocked on the process meanwhile).
-        let first = try Self.run(["--data", directory, "--name", "민지", "--port", "off", "--no-dnssd"])
+        let first = try await Self.run(["--data", directory, "--name", "민지", "--port", "off", "--no-dnssd"])
         #expect(first.status == 0)
         #expect(first.errors == "making a new identity and its stamp (a few seconds, once)…\n")
         let seed = try String(contentsOfFile: directory + "/identity.key", encoding: .utf8).trimmingCharacters(
@@ -68,28 +73,28 @@ import DongneTestSupport
 
                 """)
         #expect(!first.output.contains(seed) && !first.errors.contains(seed))
-        let second = try Self.run(["--data", directory, "--port", "off", "--no-dnssd"])
+        let second = try await Self.run(["--data", directory, "--port", "off", "--no-dnssd"])
         #expect(second.output.contains("you are 민지 (\(key.publicKey.fingerprint.short))"), "the name is remembered")
         #expect(second.errors.isEmpty, "the stamp is mined once: \(second.errors)")
     }
 
-    @Test func badArgumentsGetOneClearLineAndTheUsage() throws {
-        let unknown = try Self.run(["--frobnicate"])
+    @Test func badArgumentsGetOneClearLineAndTheUsage() async throws {
+        let unknown = try await Self.run(["--frobnicate"])
         #expect(unknown.status == 2)
         #expect(unknown.errors.hasPrefix("dongne: unknown option --frobnicate\nusage: dongne"))
-        let missing = try Self.run(["--data"])
+        let missing = try await Self.run(["--data"])
         #expect(missing.status == 2)
         #expect(missing.errors.hasPrefix("dongne: --data needs a value\n"))
-        let help = try Self.run(["--help"])
+        let help = try await Self.run(["--help"])
         #expect(help.status == 0)
         #expect(help.output.hasPrefix("usage: dongne"))
     }
 
-    @Test func anUnreadableDataDirectoryIsReportedNotCrashedOn() throws {
+    @Test func anUnreadableDataDirectoryIsReportedNotCrashedOn() async throws {
         let directory = NodeTests.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(FileManager.default.createFile(atPath: directory, contents: Data("a file, not a folder".utf8)))
-        let result = try Self.run(["--data", directory, "--port", "off", "--no-dnssd"])
+        let result = try await Self.run(["--data", directory, "--port", "off", "--no-dnssd"])
         #expect(result.status == 1)
         #expect(result.errors.hasPrefix("dongne: \(directory): cannot create the data directory"))
     }

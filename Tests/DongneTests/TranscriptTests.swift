@@ -46,7 +46,7 @@ import DongneTestSupport
         let arguments =
             ["--data", directory, "--name", "민지", "--port", "off", "--no-dnssd"] + (name == "json" ? ["--json"] : [])
             + (name == "moderation" ? ["--reporter-standing", "0"] : [])
-        let result = try REPLProcess.run(arguments, input: input)
+        let result = try await REPLProcess.run(arguments, input: input)
         let expectedURL = Self.folder.appendingPathComponent("\(name).out")
         let actual = result.output.replacingOccurrences(of: directory, with: "DATA")
         if ProcessInfo.processInfo.environment["DONGNE_UPDATE_TRANSCRIPTS"] == "1" {
@@ -67,7 +67,7 @@ import DongneTestSupport
         let directory = try await Self.prepareDataDirectory(seeding: [])
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let input = "/join 서울특별시\n" + String(repeating: "가", count: 2_000) + "\n/history\n"
-        let result = try REPLProcess.run(["--data", directory, "--port", "off", "--no-dnssd"], input: input)
+        let result = try await REPLProcess.run(["--data", directory, "--port", "off", "--no-dnssd"], input: input)
         #expect(result.status == 0)
         #expect(result.output.contains("! the message is too long: 6000 bytes in UTF-8, at most 4000"))
         #expect(result.output.contains("* nothing to show"))
@@ -88,7 +88,7 @@ import DongneTestSupport
             lines.append((0..<count).map { _ in words.randomElement(using: &random)! }.joined(separator: " "))
         }
         lines.append(String(decoding: (0..<200).map { _ in UInt8.random(in: 1...255, using: &random) }, as: UTF8.self))
-        let result = try REPLProcess.run(
+        let result = try await REPLProcess.run(
             ["--data", directory, "--port", "off", "--no-dnssd"], input: lines.joined(separator: "\n") + "\n")
         #expect(result.status == 0, "\(result.errors)")
         #expect(result.errors.isEmpty, "\(result.errors)")
@@ -132,7 +132,12 @@ enum REPLProcess {
         return arguments
     }
 
-    static func run(_ arguments: [String], input: String) throws -> (status: Int32, output: String, errors: String) {
+    /// Runs the binary with `arguments` and `input` on its standard input to its end, off Swift's pool.
+    static func run(_ arguments: [String], input: String) async throws -> (status: Int32, output: String, errors: String) {
+        try await offPool { try blockingRun(arguments, input: input) }
+    }
+
+    private static func blockingRun(_ arguments: [String], input: String) throws -> (status: Int32, output: String, errors: String) {
         let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = testArguments(arguments)
@@ -184,7 +189,7 @@ final class ErrorCollector: @unchecked Sendable {
 
 /// The example programs, run as a user would run them.
 @Suite struct ExampleTests {
-    @Test func theChangeFeedDemoPrintsFirestoreStyleChanges() throws {
+    @Test func theChangeFeedDemoPrintsFirestoreStyleChanges() async throws {
         let binary = URL(fileURLWithPath: REPLProcess.binary).deletingLastPathComponent().appendingPathComponent(
             "change-feed")
         let process = SpawnedProcess()
@@ -193,8 +198,11 @@ final class ErrorCollector: @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = await offPool {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return data
+        }
         let expected = try String(
             contentsOf: TranscriptTests.folder.appendingPathComponent("change-feed-demo.out"), encoding: .utf8)
         #expect(process.terminationStatus == 0)

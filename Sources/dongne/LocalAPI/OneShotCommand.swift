@@ -83,10 +83,11 @@ enum OneShotCommand {
 
 /// A blocking connection to a node's local API, for one-shot commands and tests: it reads the greeting, sends
 /// requests and waits for their answers; events that come meanwhile wait for ``event(where:)``. Every wait is
-/// bounded (10 s); callers on several threads take turns. It reads with Foundation's `JSONSerialization`: a
+/// bounded (`patience`, 10 s unless told); callers on several threads take turns. It reads with Foundation's `JSONSerialization`: a
 /// reader independent of the node's writer.
 final class LocalAPIConnection: Sendable {
     private let descriptor: Int32
+    private let patience: Int
     private let state = Mutex(State())
 
     private struct State {
@@ -101,14 +102,16 @@ final class LocalAPIConnection: Sendable {
         let description: String
     }
 
-    init(path: String) throws {
+    /// Connects and reads the node's greeting; a node that says nothing for `patience` seconds is unreachable.
+    init(path: String, patience: Int = 10) throws {
         guard let descriptor = LocalListener.dial(path) else {
             throw Unreachable(description: "no node answers at \(path): start one with `dongne node` (or give its --data DIR or --socket PATH)")
         }
         self.descriptor = descriptor
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        self.patience = patience
+        var timeout = timeval(tv_sec: patience, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let greeting = try state.withLock { state in try Self.object(try Self.readLine(descriptor, &state)) }
+        let greeting = try state.withLock { state in try Self.object(try Self.readLine(descriptor, patience, &state)) }
         guard greeting["event"] as? String == "hello" else {
             close(descriptor)
             let error = greeting["error"] as? [String: Any]
@@ -137,7 +140,7 @@ final class LocalAPIConnection: Sendable {
                 throw Unreachable(description: "the node hung up")
             }
             while true {
-                let line = try Self.readLine(descriptor, &state)
+                let line = try Self.readLine(descriptor, patience, &state)
                 let object = try Self.object(line)
                 if object["id"] as? Int == id { return line }
                 if object["event"] != nil { state.events.append(line) }
@@ -153,7 +156,7 @@ final class LocalAPIConnection: Sendable {
             if matches(event) { return event }
         }
         while true {
-            let line = try state.withLock { [descriptor] state in try Self.readLine(descriptor, &state) }
+            let line = try state.withLock { [descriptor, patience] state in try Self.readLine(descriptor, patience, &state) }
             let object = try Self.object(line)
             if object["event"] != nil, matches(object) { return object }
         }
@@ -166,7 +169,7 @@ final class LocalAPIConnection: Sendable {
         return object
     }
 
-    private static func readLine(_ descriptor: Int32, _ state: inout State) throws -> [UInt8] {
+    private static func readLine(_ descriptor: Int32, _ patience: Int, _ state: inout State) throws -> [UInt8] {
         while true {
             if let end = state.buffered.firstIndex(of: 0x0A) {
                 let line = Array(state.buffered[..<end])
@@ -175,7 +178,7 @@ final class LocalAPIConnection: Sendable {
             }
             var chunk = [UInt8](repeating: 0, count: 64 << 10)
             let count = recv(descriptor, &chunk, chunk.count, 0)
-            guard count > 0 else { throw Unreachable(description: "the node hung up (or did not answer in 10 s)") }
+            guard count > 0 else { throw Unreachable(description: "the node hung up (or did not answer in \(patience) s)") }
             state.buffered += chunk.prefix(count)
         }
     }

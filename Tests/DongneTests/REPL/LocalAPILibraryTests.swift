@@ -1,5 +1,6 @@
 import Dongne
 import DongneNet
+import DongneTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -28,10 +29,6 @@ import Testing
         }
     }
 
-    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await LocalAPIContractTests.offPool(body)
-    }
-
     /// A program on A talks with B: its send shows in A's conversation as pending and reaches B; B's answer
     /// reaches the program's live listener; marking it read is a `modified` change; the list of conversations
     /// counts what is unread.
@@ -39,8 +36,8 @@ import Testing
         let pair = try await Pair.start()
         defer { pair.stop() }
         let (path, aKey, bKey) = (pair.path, pair.a.node.publicKey.fingerprint.full, pair.b.node.publicKey.fingerprint.full)
-        let client = try await Self.offPool { try SharedConnection(path: path) }
-        let (listening, sent) = try await Self.offPool { () throws -> (JSONObject, JSONObject) in
+        let client = try await offPool { try SharedConnection(path: path) }
+        let (listening, sent) = try await offPool { () throws -> (JSONObject, JSONObject) in
             let listening = try client.request(["op": "dm.listen", "with": bKey, "includeMetadataChanges": true])
             _ = try client.event { $0["event"] as? String == "snapshot" }
             return (listening, try client.request(["op": "dm.send", "to": bKey, "text": "안녕, 준호"]))
@@ -55,14 +52,14 @@ import Testing
         #expect(received.documents.first?.id.hex == document["id"] as? String)
         let reply = try await inB.send("반가워, 민지")
 
-        let replyShown = try await Self.offPool {
+        let replyShown = try await offPool {
             try client.event { event in Self.changes(event).contains { ($0["document"] as? [String: Any])?["id"] as? String == reply.id.hex } }
         }
         let replyDocument = try #require(Self.changes(replyShown.fields).first { $0["type"] as? String == "added" }?["document"] as? [String: Any])
         #expect(replyDocument["isOutgoing"] as? Bool == false && replyDocument["isRead"] as? Bool == false)
         #expect(replyDocument["text"] as? String == "반가워, 민지")
 
-        let (unread, read, readShown, after) = try await Self.offPool {
+        let (unread, read, readShown, after) = try await offPool {
             () throws -> (JSONObject, JSONObject, JSONObject, JSONObject) in
             let unread = try client.request(["op": "conversations"])
             let read = try client.request(["op": "dm.read", "with": bKey, "documents": [reply.id.hex]])
@@ -82,7 +79,7 @@ import Testing
         #expect(read["ok"] as? Bool == true && !Self.changes(readShown.fields).isEmpty)
         #expect((after["documents"] as? [[String: Any]])?.first?["unreadCount"] as? Int == 0)
 
-        let history = try await Self.offPool { try client.request(["op": "dm.history", "with": bKey, "limit": 10]) }
+        let history = try await offPool { try client.request(["op": "dm.history", "with": bKey, "limit": 10]) }
         let texts = (history["documents"] as? [[String: Any]])?.compactMap { $0["text"] as? String }
         #expect(texts == ["안녕, 준호", "반가워, 민지"])
     }
@@ -96,7 +93,7 @@ import Testing
         let inA = pair.a.node.conversation(with: pair.b.node.publicKey)
         _ = try await DirectMessageTests.first(inA.messages.snapshots()) { $0.count == 1 }
         let (path, bKey) = (pair.path, pair.b.node.publicKey.fingerprint.full)
-        let answers = try await Self.offPool { () throws -> [JSONObject] in
+        let answers = try await offPool { () throws -> [JSONObject] in
             let client = try SharedConnection(path: path)
             return try [
                 ["op": "block", "person": bKey], ["op": "blocked"], ["op": "conversations"],
@@ -122,7 +119,7 @@ import Testing
         let fixture = try PhotoFixture.jpeg(width: 1200, height: 900, gps: true)
         defer { fixture.remove() }
         let path = served.path
-        let (sent, relative) = try await Self.offPool { () throws -> (JSONObject, JSONObject) in
+        let (sent, relative) = try await offPool { () throws -> (JSONObject, JSONObject) in
             let client = try SharedConnection(path: path)
             let sent = try client.request(["op": "send", "channel": "서울특별시", "photo": fixture.path])
             return (sent, try client.request(["op": "send", "channel": "서울특별시", "photo": "사진.jpg"]))
@@ -134,7 +131,7 @@ import Testing
         guard case .photo(let hash) = stored.content else { throw DongneError.unknownMessage(stored.id) }
         #expect(stored.id.hex == id)
 
-        let (history, photo, bytes) = try await Self.offPool { () throws -> (JSONObject, JSONObject, [UInt8]) in
+        let (history, photo, bytes) = try await offPool { () throws -> (JSONObject, JSONObject, [UInt8]) in
             let client = try SharedConnection(path: path)
             let history = try client.request(["op": "history", "channel": "서울특별시"])
             let photo = try client.request(["op": "photo", "photo": hash.raw.hex])
@@ -164,8 +161,8 @@ import Testing
         defer { pair.stop() }
         _ = try await pair.a.node.join("서울특별시")
         let (path, bKey) = (pair.path, pair.b.node.publicKey.fingerprint.full)
-        let client = try await Self.offPool { try SharedConnection(path: path) }
-        let (peers, listed, joined) = try await Self.offPool { () throws -> (JSONObject, JSONObject, JSONObject) in
+        let client = try await offPool { try SharedConnection(path: path) }
+        let (peers, listed, joined) = try await offPool { () throws -> (JSONObject, JSONObject, JSONObject) in
             let peers = try client.request(["op": "peers"])
             let listed = try client.request(["op": "channels"])
             _ = try client.request(["op": "channels.listen"])
@@ -181,7 +178,7 @@ import Testing
         let inProcess = try await pair.a.node.channels.getDocuments().documents.map(\.name)
         #expect(names == inProcess.filter { $0 != "부산광역시" } && names?.contains("서울특별시") == true)
         #expect(!Self.changes(joined.fields).isEmpty)
-        let left = try await Self.offPool { try client.request(["op": "leave", "channel": "부산광역시"]) }
+        let left = try await offPool { try client.request(["op": "leave", "channel": "부산광역시"]) }
         #expect(left["ok"] as? Bool == true)
         #expect(try await pair.a.node.channels.getDocuments().documents.first { $0.name == "부산광역시" }?.isJoined != true)
     }
@@ -213,7 +210,7 @@ import Testing
     final class SharedConnection: Sendable {
         private let connection: LocalAPIConnection
 
-        init(path: String) throws { connection = try LocalAPIConnection(path: path) }
+        init(path: String) throws { connection = try LocalAPIConnection(path: path, patience: LocalAPIContractTests.patience) }
 
         func request(_ request: [String: Any]) throws -> JSONObject { try JSONObject(connection.request(request)) }
 

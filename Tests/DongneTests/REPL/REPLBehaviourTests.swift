@@ -51,13 +51,13 @@ import DongneTestSupport
         let a = try NodeProcess(name: "민지", extra: [], directory: directory)
         defer { a.stop() }
         _ = try await a.listeningPort()
-        let attached = try REPLProcess.run(["--data", directory, "--port", "0", "--no-dnssd", "--name", "준호"], input: "")
+        let attached = try await REPLProcess.run(["--data", directory, "--port", "0", "--no-dnssd", "--name", "준호"], input: "")
         #expect(attached.status == 0, "\(attached.errors)")
         #expect(attached.output.hasPrefix("* dongne: you are 민지 ("), "the running node's identity: \(attached.output)")
-        let node = try REPLProcess.run(["node", "--data", directory, "--port", "0", "--no-dnssd"], input: "")
+        let node = try await REPLProcess.run(["node", "--data", directory, "--port", "0", "--no-dnssd"], input: "")
         #expect(node.status == 1)
         #expect(node.errors.contains("\(directory) is in use by process \(a.pid) (dongne)"), "\(node.errors)")
-        let otherSocket = try REPLProcess.run(
+        let otherSocket = try await REPLProcess.run(
             ["--data", directory, "--socket", directory + "/elsewhere.sock", "--port", "0", "--no-dnssd"], input: "")
         #expect(otherSocket.status == 1)
         #expect(otherSocket.errors.contains("\(directory) is in use by process \(a.pid) (dongne)"), "\(otherSocket.errors)")
@@ -217,19 +217,19 @@ final class Blackhole: Sendable {
         #expect(await b.waitFor { $0["event"] as? String == "peer-joined" })
     }
 
-    @Test func aLocationThatIsNotOneIsRefusedWithWhatItTakes() throws {
-        let outOfRange = try REPLProcess.run(["--location", "97,126"], input: "")
+    @Test func aLocationThatIsNotOneIsRefusedWithWhatItTakes() async throws {
+        let outOfRange = try await REPLProcess.run(["--location", "97,126"], input: "")
         #expect(outOfRange.status == 2)
         #expect(outOfRange.errors.contains("--location: latitude must be between -90 and 90, not 97.0"), "\(outOfRange.errors)")
-        let words = try REPLProcess.run(["--location", "서울"], input: "")
+        let words = try await REPLProcess.run(["--location", "서울"], input: "")
         #expect(words.status == 2)
         #expect(words.errors.contains("--location: \"서울\" is not a position: give LATITUDE,LONGITUDE in decimal degrees"), "\(words.errors)")
-        let gpsd = try REPLProcess.run(["--gpsd", "localhost"], input: "")
+        let gpsd = try await REPLProcess.run(["--gpsd", "localhost"], input: "")
         #expect(gpsd.status == 2 && gpsd.errors.contains("--gpsd takes HOST:PORT, e.g. 127.0.0.1:2947"), "\(gpsd.errors)")
     }
 
-    @Test func anAddressThatIsNotIPv4IsRefusedWithWhatItTakes() throws {
-        let result = try REPLProcess.run(["--listen", "nonsense"], input: "")
+    @Test func anAddressThatIsNotIPv4IsRefusedWithWhatItTakes() async throws {
+        let result = try await REPLProcess.run(["--listen", "nonsense"], input: "")
         #expect(result.status == 2)
         #expect(result.errors.contains("--listen takes an IPv4 address, e.g. 127.0.0.1"))
     }

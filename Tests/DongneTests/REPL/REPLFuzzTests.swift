@@ -1,4 +1,5 @@
 import Dongne
+import DongneTestSupport
 import Foundation
 import Testing
 
@@ -23,13 +24,17 @@ import Testing
         // At least `minimumLines`, however slow a busy machine makes each: the run must have tried something.
         while ContinuousClock.now < deadline || lines < Self.minimumLines, chat.exitStatus() == nil {
             let line = FuzzLine.random(using: &random)
-            for action in line.actions { try perform(action, on: chat.terminal) }
-            try chat.terminal.press("Enter")
             lines += 1
             longest = max(longest, line.text.utf8.count)
             // A short line after each: once it arrives, the line before it was handled.
             let sentinel = "sentinel \(lines)"
-            try chat.terminal.keys(sentinel, enter: true)
+            // A long paste keeps tmux busy for a while: the typing waits off Swift's pool (see `offPool`).
+            let terminal = chat.terminal
+            try await offPool {
+                for action in line.actions { try Self.perform(action, on: terminal) }
+                try terminal.press("Enter")
+                try terminal.keys(sentinel, enter: true)
+            }
             expected.append(sentinel)
             var arrived = await chat.peer.waitFor { $0["text"] as? String == sentinel }
             if arrived && line.isSendable {
@@ -57,7 +62,7 @@ import Testing
         texts.map { $0.unicodeScalars.map(\.value) }.sorted { $0.lexicographicallyPrecedes($1) }
     }
 
-    private func perform(_ action: FuzzLine.Action, on terminal: Tmux) throws {
+    private static func perform(_ action: FuzzLine.Action, on terminal: Tmux) throws {
         switch action {
         case .type(let text): try terminal.keys(text)
         case .paste(let text): try terminal.paste(text)
