@@ -20,11 +20,27 @@ public struct NetworkKey: Sendable, Equatable, CustomStringConvertible {
         self.bytes = bytes
     }
 
-    /// The key of the network named by `passphrase`; nil only if 64 MiB cannot be had for the hash.
+    /// The default network's key, as PROTOCOL.md §2.1 gives it: what ``derived(fromPassphrase:)`` makes of
+    /// ``defaultPassphrase``. Everyone knows it, so a node need not spend an Argon2id (64 MiB of memory, the
+    /// largest part of a start's work) at every start to learn it again.
+    public static let defaultNetwork = NetworkKey(
+        bytes: Hex.decode("c0848f676830a100dc8a17cde8d7ed82135ef0db84cecd69bfb36add66956223")!)!
+
+    /// The key of the network named by `passphrase`: ``defaultNetwork`` for the default passphrase, else
+    /// ``derived(fromPassphrase:)``; nil only if 64 MiB cannot be had for the hash.
     public init?(passphrase: String) {
+        if ChannelName.nfc(passphrase) == Self.defaultPassphrase {
+            self = Self.defaultNetwork
+            return
+        }
+        guard let key = Self.derived(fromPassphrase: passphrase) else { return nil }
+        self = key
+    }
+
+    /// The key Argon2id makes of `passphrase` (the default one's too); nil only if 64 MiB cannot be had for it.
+    public static func derived(fromPassphrase passphrase: String) -> NetworkKey? {
         let normalized = ChannelName.nfc(passphrase)
-        guard let key = Sodium.argon2id(Array(normalized.utf8), salt: Self.salt, length: 32) else { return nil }
-        bytes = key
+        return Sodium.argon2id(Array(normalized.utf8), salt: salt, length: 32).flatMap(NetworkKey.init(bytes:))
     }
 
     /// Never the key itself: a short hash, enough to tell two keys apart in logs.
