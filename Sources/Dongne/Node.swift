@@ -127,8 +127,10 @@ public final class Node: Sendable {
             store.close()
             throw DongneError.networkUnavailable("cannot start the network's thread: \(error)")
         }
-        // The borders are read here, before the network starts, rather than at the first position on its thread.
-        _ = RegionMap.shipped
+        // The borders are read now, beside the start rather than in its way (they are a fifth of a cold start's
+        // work, and a node without a position may never need them), and not at the first position on the
+        // network's thread: one that comes meanwhile waits for this reading to end.
+        Task.detached(priority: .utility) { _ = RegionMap.shipped }
         let node = Node(
             configuration: configuration, identity: identity, store: store, loop: loop, directoryLock: lock)
         if let location = configuration.location { try await node.setLocation(location) }
