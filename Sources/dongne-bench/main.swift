@@ -11,9 +11,11 @@ import Foundation
 //   swift run -c release dongne-bench direct
 //   swift run -c release dongne-bench regions
 //   swift build -c release && .build/release/dongne-bench local-api   (needs the release dongne beside it)
+//   swift run -c release dongne-bench cold-start
 //   scripts/bench-lan                 (runs dongne-bench lan-node on the hosts of scripts/lan)
 
-let usage = "usage: dongne-bench ingest | listeners | simulate | sync | delivery | direct | regions | local-api"
+let usage =
+    "usage: dongne-bench ingest | listeners | simulate | sync | delivery | direct | regions | local-api | cold-start"
 switch CommandLine.arguments.dropFirst().first {
 case "ingest":
     let met = try await IngestBenchmark.run()
@@ -39,6 +41,11 @@ case "regions":
 case "local-api":
     let met = try await LocalAPIBenchmark.run()
     exit(met ? 0 : 1)
+case "cold-start":
+    let met = try ColdStartBenchmark.run()
+    exit(met ? 0 : 1)
+case "cold-start-child":
+    try await ColdStartBenchmark.child(Array(CommandLine.arguments.dropFirst(2)))
 case "lan-node":
     let met = try await LanNode.run(Array(CommandLine.arguments.dropFirst(2)))
     exit(met ? 0 : 1)
