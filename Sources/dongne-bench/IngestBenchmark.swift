@@ -7,8 +7,10 @@ import Foundation
 ///
 /// - encode + sign (`Document.sign`, one core) against raw `crypto_sign_detached` of a message the size of a
 ///   document (one core). Target ≥ 0.8.
-/// - ingest (parse, duplicate check, verify, durable store with group commit; signatures checked by one task)
-///   against raw `crypto_sign_verify_detached` of a document-sized message (one core). Target ≥ 0.7.
+/// - ingest (parse, duplicate check, verify, durable store with group commit; signatures checked by one task,
+///   the store's writer thread on another core) against raw `crypto_sign_verify_detached` of a document-sized
+///   message on one core (target ≥ 1.5 with two cores or more, ≥ 0.7 with one) and on every core at once (the
+///   physical limit of checking, printed beside it).
 enum IngestBenchmark {
     static let count = 20_000
     static let batch = 256
@@ -34,13 +36,17 @@ enum IngestBenchmark {
             }
         }
         let rawVerify = rawVerifyRate(size: meanSize)
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let rawVerifyAll = rawVerifyRateAllCores(size: meanSize, cores: cores)
         let ingest = try await ingestRate(documents)
         Measure.report("raw crypto_sign_detached, \(meanSize) B, 1 core", Measure.perSecond(rawSign))
         Measure.report("encode + sign (Document.sign), 1 core", Measure.perSecond(sign))
         Measure.report("raw crypto_sign_verify_detached, \(meanSize) B, 1 core", Measure.perSecond(rawVerify))
+        Measure.report("raw crypto_sign_verify_detached, \(meanSize) B, \(cores) cores", Measure.perSecond(rawVerifyAll))
         Measure.report("ingest: parse + verify (1 task) + store (writer thread)", Measure.perSecond(ingest))
         let signMet = Measure.ratio("encode + sign / raw sign", sign / rawSign, atLeast: 0.8)
-        let ingestMet = Measure.ratio("ingest / raw verify", ingest / rawVerify, atLeast: 0.7)
+        Measure.report("ingest / raw verify on \(cores) cores", String(format: "%.2f", ingest / rawVerifyAll))
+        let ingestMet = Measure.ratio("ingest / raw verify on 1 core", ingest / rawVerify, atLeast: cores > 1 ? 1.5 : 0.7)
         return signMet && ingestMet
     }
 
@@ -71,6 +77,27 @@ enum IngestBenchmark {
         return syncRate {
             crypto_sign_detached(&signature, nil, message, UInt64(message.count), secretKey)
         }
+    }
+
+    /// ``rawVerifyRate(size:)`` on every core at once, each checking its share.
+    private static func rawVerifyRateAllCores(size: Int, cores: Int) -> Double {
+        var publicKey = [UInt8](repeating: 0, count: 32), secretKey = [UInt8](repeating: 0, count: 64)
+        crypto_sign_keypair(&publicKey, &secretKey)
+        let message = [UInt8](repeating: 0x5a, count: size)
+        var signature = [UInt8](repeating: 0, count: 64)
+        crypto_sign_detached(&signature, nil, message, UInt64(message.count), secretKey)
+        let (key, signed, share) = (publicKey, signature, count / cores)
+        var rates: [Double] = []
+        for _ in 0..<3 {
+            let start = ContinuousClock.now
+            DispatchQueue.concurrentPerform(iterations: cores) { _ in
+                for _ in 0..<share {
+                    precondition(crypto_sign_verify_detached(signed, message, UInt64(message.count), key) == 0)
+                }
+            }
+            rates.append(Double(share * cores) / Measure.seconds(ContinuousClock.now - start))
+        }
+        return rates.sorted()[1]
     }
 
     private static func rawVerifyRate(size: Int) -> Double {
