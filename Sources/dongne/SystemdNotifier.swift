@@ -19,27 +19,37 @@ struct SystemdNotifier: Sendable {
     }
 
     /// `READY=1`: the node is started (store open, network up, local API accepting).
-    func ready(status: String) { send("READY=1\nSTATUS=\(status)") }
+    func ready(status: String) { send("READY=1\nSTATUS=\(status)", waitingAtMost: Self.patience) }
 
     /// `STOPPING=1`: the node is saying goodbye to its peers.
-    func stopping() { send("STOPPING=1") }
+    func stopping() { send("STOPPING=1", waitingAtMost: Self.patience) }
 
-    /// `WATCHDOG=1`: the node's loop is alive.
-    func watchdog() { send("WATCHDOG=1") }
+    /// `WATCHDOG=1`: the node's loop is alive. Sent from the loop, so it never waits (see ``send(_:waitingAtMost:)``).
+    func watchdog() { send("WATCHDOG=1", waitingAtMost: nil) }
 
     /// `STATUS=…`: one line for `systemctl status`.
-    func status(_ text: String) { send("STATUS=\(text)") }
+    func status(_ text: String) { send("STATUS=\(text)", waitingAtMost: Self.patience) }
+
+    /// How long a notification other than the watchdog's may wait for room in the manager's queue: a dropped
+    /// `READY=1` would have systemd time the start out and kill the node, and its queue (shared by every unit)
+    /// can be full for a moment at boot.
+    static let patience = 5
 
     /// Sends one notification; failures are ignored, as sd_notify's callers do: the service runs on without it.
-    /// Never waits: the loop sends the watchdog's, and a manager that stops reading would otherwise freeze the
-    /// node once its queue (`net.unix.max_dgram_qlen`, 10 datagrams) is full; a notification that does not fit
-    /// is dropped (the watchdog's next one comes within half its interval).
-    private func send(_ message: String) {
+    /// Waits at most `seconds` for room in the manager's queue; nil: never, and a notification that does not fit
+    /// is dropped. The watchdog's comes from the loop, and a manager that stopped reading would otherwise freeze
+    /// the node once its queue (`net.unix.max_dgram_qlen`, 10 by default) is full; the next one comes within
+    /// half the watchdog's interval.
+    private func send(_ message: String, waitingAtMost seconds: Int?) {
         guard let socketPath else { return }
-        let descriptor = socket(
-            AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let nonBlocking = seconds == nil ? Int32(SOCK_NONBLOCK.rawValue) : 0
+        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | nonBlocking, 0)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
+        if let seconds {
+            var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         var path = Array(socketPath.utf8)
@@ -50,7 +60,7 @@ struct SystemdNotifier: Sendable {
         let bytes = Array(message.utf8)
         _ = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                sendto(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), $0, length)
+                sendto(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL), $0, length)
             }
         }
     }

@@ -38,8 +38,9 @@ import Testing
 
         kill(service.pid, SIGTERM)
         var afterTerm = await notify.receive()
-        // Watchdogs until then; the stream ends (nil) 20 s after the last, however many came.
-        while afterTerm == "WATCHDOG=1" { afterTerm = await notify.receive() }
+        // Watchdogs until then, however many came, for 30 s at most (a node that ignored SIGTERM pings on).
+        let deadline = ContinuousClock.now + .seconds(30)
+        while afterTerm == "WATCHDOG=1", ContinuousClock.now < deadline { afterTerm = await notify.receive() }
         #expect(afterTerm == "STOPPING=1")
         #expect(await service.waitForExit() == 0)
         #expect(service.errors().contains("dongne: notice: stopped"), "\(service.errors())")
@@ -53,7 +54,7 @@ import Testing
     @Test func aManagerThatStopsReadingNotificationsDoesNotFreezeTheNode() async throws {
         let notify = try NotifySocket(silent: true)
         defer { notify.close() }
-        // A watchdog every 10 ms fills the queue within a tenth of a second; nothing here reads it.
+        // A watchdog every 10 ms (and the probes) fill the queue soon, whatever its length; nothing reads it.
         let service = try ServiceNode(environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "20000"])
         defer { service.stop() }
         #expect(await service.waitForLog("node started"), "\(service.errors())")
@@ -62,6 +63,22 @@ import Testing
         #expect(sent.status == 0, "\(sent.errors)")
         let status = try await REPLProcess.run(["status", "--data", service.directory], input: "")
         #expect(status.status == 0, "\(status.errors)")
+    }
+
+    /// `READY=1` is not dropped when the manager's queue is full for a moment: the node waits for room (up to
+    /// a few seconds), where a dropped one would have systemd time the start out.
+    @Test func readyWaitsForRoomInAFullNotificationQueue() async throws {
+        let notify = try NotifySocket(silent: true)
+        defer { notify.close() }
+        #expect(await LocalAPIContractTests.eventually { notify.isFull() }, "the queue fills up")
+        let service = try ServiceNode(environment: ["NOTIFY_SOCKET": notify.path])
+        defer { service.stop() }
+        // Logged just before READY=1 is sent: from here the node waits for room.
+        #expect(await service.waitForLog("node started"), "\(service.errors())")
+        notify.startReading()
+        var ready: String?
+        while ready == nil, let next = await notify.receive() { if next.hasPrefix("READY=1") { ready = next } }
+        #expect(ready != nil, "READY=1 arrived once there was room")
     }
 
     /// SIGTERM in the middle of a burst of sends (250, within the 256 a client may have unanswered): every send the
@@ -416,17 +433,16 @@ final class ServiceNode: Sendable {
 
 /// A datagram socket where a test plays systemd: what the service sends to NOTIFY_SOCKET arrives here. Like
 /// systemd, it reads as datagrams come (on a thread of its own), unless made `silent`, a manager that stopped
-/// reading.
+/// reading (until ``startReading()``).
 final class NotifySocket: Sendable {
     let path = NSTemporaryDirectory() + "dongne-notify-" + UUID().uuidString.prefix(8)
     private let descriptor: Int32
     private let arrived = Mutex<[String]>([])
     private let taken = Mutex(0)
     private let closed = Mutex(false)
-    private let silent: Bool
+    private let reading = Mutex(false)
 
     init(silent: Bool = false) throws {
-        self.silent = silent
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         // The reading thread looks at `closed` this often.
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
@@ -438,7 +454,13 @@ final class NotifySocket: Sendable {
             }
         }
         guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
-        if !silent { Thread.detachNewThread { [self] in read() } }
+        if !silent { startReading() }
+    }
+
+    /// Reads what comes, from now on, on a thread of its own (once).
+    func startReading() {
+        guard reading.withLock({ started in defer { started = true }; return !started }) else { return }
+        Thread.detachNewThread { [self] in read() }
     }
 
     private static func address(_ path: String) -> sockaddr_un {
@@ -484,7 +506,7 @@ final class NotifySocket: Sendable {
     /// Stops reading (the thread closes the socket within 0.1 s) and removes the socket's file.
     func close() {
         closed.withLock { $0 = true }
-        if silent { Glibc.close(descriptor) }
+        if !reading.withLock({ $0 }) { Glibc.close(descriptor) }
         unlink(path)
     }
 }
