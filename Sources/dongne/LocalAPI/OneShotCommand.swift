@@ -112,8 +112,9 @@ final class LocalAPIConnection: Sendable {
         var timeout = timeval(tv_sec: patience, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let greeting = try state.withLock { state in try Self.object(try Self.readLine(descriptor, patience, &state)) }
+        // Thrown once every property is set, so deinit closes the descriptor (closing it here too would close
+        // whatever another thread opened under its number meanwhile).
         guard greeting["event"] as? String == "hello" else {
-            close(descriptor)
             let error = greeting["error"] as? [String: Any]
             throw Unreachable(description: (error?["message"] as? String) ?? "what answers at \(path) is not a dongne node")
         }
