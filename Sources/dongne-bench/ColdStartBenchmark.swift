@@ -37,7 +37,8 @@ enum ColdStartBenchmark {
     /// Seconds from spawning this binary with `arguments` to reading its first line.
     static func timeToFirstLine(_ arguments: [String]) throws -> Double {
         let child = Process()
-        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).absoluteURL
+        // This very binary, however it was started (through PATH, say).
+        child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         child.arguments = arguments
         let output = Pipe()
         child.standardOutput = output
@@ -56,7 +57,12 @@ enum ColdStartBenchmark {
     static func readLine(_ handle: FileHandle) -> String {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
-        while read(handle.fileDescriptor, &byte, 1) == 1, byte != 0x0A { bytes.append(byte) }
+        while true {
+            let count = read(handle.fileDescriptor, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            guard count == 1, byte != 0x0A else { break }
+            bytes.append(byte)
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 

@@ -79,7 +79,8 @@ enum IngestBenchmark {
         }
     }
 
-    /// ``rawVerifyRate(size:)`` on every core at once, each checking its share.
+    /// ``rawVerifyRate(size:)`` on every core at once, each checking its share (the calling pool thread takes a
+    /// share too and waits for the others: nothing else runs in the bench meanwhile).
     private static func rawVerifyRateAllCores(size: Int, cores: Int) -> Double {
         var publicKey = [UInt8](repeating: 0, count: 32), secretKey = [UInt8](repeating: 0, count: 64)
         crypto_sign_keypair(&publicKey, &secretKey)
