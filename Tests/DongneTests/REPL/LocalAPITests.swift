@@ -54,11 +54,11 @@ import Testing
     @Test func aManagerThatStopsReadingNotificationsDoesNotFreezeTheNode() async throws {
         let notify = try NotifySocket(silent: true)
         defer { notify.close() }
-        // A watchdog every 10 ms (and the probes) fill the queue soon, whatever its length; nothing reads it.
+        // The test fills the queue and nothing reads it: the watchdog, every 10 ms, meets a full queue.
         let service = try ServiceNode(environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "20000"])
         defer { service.stop() }
         #expect(await service.waitForLog("node started"), "\(service.errors())")
-        #expect(await LocalAPIContractTests.eventually { notify.isFull() }, "the queue fills up")
+        #expect(notify.fill(), "the queue fills up")
         let sent = try await REPLProcess.run(["send", "서울특별시", "아직 살아 있어요", "--data", service.directory], input: "")
         #expect(sent.status == 0, "\(sent.errors)")
         let status = try await REPLProcess.run(["status", "--data", service.directory], input: "")
@@ -70,7 +70,7 @@ import Testing
     @Test func readyWaitsForRoomInAFullNotificationQueue() async throws {
         let notify = try NotifySocket(silent: true)
         defer { notify.close() }
-        #expect(await LocalAPIContractTests.eventually { notify.isFull() }, "the queue fills up")
+        #expect(notify.fill(), "the queue fills up")
         let service = try ServiceNode(environment: ["NOTIFY_SOCKET": notify.path])
         defer { service.stop() }
         // Logged just before READY=1 is sent: from here the node waits for room.
@@ -488,19 +488,22 @@ final class NotifySocket: Sendable {
         return arrived.withLock { $0[next] }
     }
 
-    /// Whether the socket's queue is full: a datagram sent without waiting does not fit. (While it is not full,
-    /// the probe takes a place in it, which fills it sooner.) For a `silent` socket.
-    func isFull() -> Bool {
+    /// Fills the socket's queue with probes, sent without waiting until one does not fit (at most 100,000, in
+    /// case a queue never fills); whether it is full. For a `silent` socket.
+    func fill() -> Bool {
         let sender = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { Glibc.close(sender) }
         var address = Self.address(path)
         let probe = Array("PROBE=1".utf8)
-        let sent = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                sendto(sender, probe, probe.count, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        for _ in 0..<100_000 {
+            let sent = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(sender, probe, probe.count, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }
+            if sent < 0 { return errno == EAGAIN }
         }
-        return sent < 0 && errno == EAGAIN
+        return false
     }
 
     /// Stops reading (the thread closes the socket within 0.1 s) and removes the socket's file.
