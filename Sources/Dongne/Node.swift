@@ -60,6 +60,9 @@ public final class Node: Sendable {
     /// The name shown beside this user's messages.
     public var displayName: String { profile.get() }
 
+    /// When this node was made, during ``start(_:)``: what its uptime counts from.
+    public let startedAt = ContinuousClock.now
+
     private init(
         configuration: Configuration, identity: StampedIdentity, store: Store, loop: EventLoop, directoryLock: DataDirectoryLock
     ) {

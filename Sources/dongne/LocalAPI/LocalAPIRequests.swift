@@ -94,7 +94,7 @@ enum LocalAPIRequests {
         var status: [String: Any] = [
             "name": node.displayName, "fingerprint": node.publicKey.fingerprint.full,
             "peers": await peers(of: node), "channels": channels, "storeBytes": storeBytes(node.storePath),
-            "uptimeSeconds": Int((ContinuousClock.now - LocalAPIServer.processStart) / .seconds(1)),
+            "uptimeSeconds": Int((ContinuousClock.now - node.startedAt) / .seconds(1)),
         ]
         status["listening"] = node.listeningAddress
         return status

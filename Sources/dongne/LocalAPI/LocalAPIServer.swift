@@ -7,9 +7,6 @@ import Synchronization
 /// The local API (`Protocol/LOCAL-API.md`): the node's library, for programs of the same user, over a Unix-domain
 /// socket on the node's own loop (no thread of its own).
 final class LocalAPIServer: Sendable {
-    /// When this process started, for `status`'s uptime.
-    static let processStart = ContinuousClock.now
-
     private let node: Node
     private let listener: Mutex<LocalListener?> = Mutex(nil)
     private let clients = Mutex<[ObjectIdentifier: LocalAPIClient]>([:])

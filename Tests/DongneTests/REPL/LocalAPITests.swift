@@ -30,9 +30,14 @@ import Testing
         #expect(history.status == 0 && history.output.hasSuffix(": 스크립트에서 인사\n"), "\(history)")
         let dated = try Regex(#"^\d{4}-\d\d-\d\d \d\d:\d\d 민지 \([a-z0-9]{8}\): "#)
         #expect(history.output.split(separator: "\n").allSatisfy { $0.contains(dated) }, "each line starts with its time")
+        // The uptime counts from the node's start, not from the first status request (as it once did): a second
+        // after READY=1, it is at least 1.
+        let readyAt = ContinuousClock.now
+        _ = await LocalAPIContractTests.eventually { ContinuousClock.now - readyAt > .milliseconds(1_100) }
         let status = try await REPLProcess.run(["status", "--json", "--data", service.directory], input: "")
         let fields = try #require(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any])
         #expect(fields["name"] as? String == "민지" && (fields["fingerprint"] as? String)?.count == 52)
+        #expect((fields["uptimeSeconds"] as? Int ?? 0) >= 1, "\(status.output)")
         let refused = try await REPLProcess.run(["send", "서울특별시", " ", "--data", service.directory], input: "")
         #expect(refused.status == 1 && refused.errors.contains("the message is empty"), "\(refused)")
 
