@@ -82,43 +82,46 @@ enum IngestBenchmark {
     /// ``rawVerifyRate(size:)`` on every core at once, each checking its share (the calling pool thread takes a
     /// share too and waits for the others: nothing else runs in the bench meanwhile).
     private static func rawVerifyRateAllCores(size: Int, cores: Int) -> Double {
-        var publicKey = [UInt8](repeating: 0, count: 32), secretKey = [UInt8](repeating: 0, count: 64)
-        crypto_sign_keypair(&publicKey, &secretKey)
-        let message = [UInt8](repeating: 0x5a, count: size)
-        var signature = [UInt8](repeating: 0, count: 64)
-        crypto_sign_detached(&signature, nil, message, UInt64(message.count), secretKey)
-        let (key, signed, share) = (publicKey, signature, count / cores)
-        var rates: [Double] = []
-        for _ in 0..<3 {
-            let start = ContinuousClock.now
+        let (publicKey, message, signature) = signedSample(size: size)
+        let share = count / cores
+        return medianRate(operations: share * cores) {
             DispatchQueue.concurrentPerform(iterations: cores) { _ in
                 for _ in 0..<share {
-                    precondition(crypto_sign_verify_detached(signed, message, UInt64(message.count), key) == 0)
+                    precondition(crypto_sign_verify_detached(signature, message, UInt64(message.count), publicKey) == 0)
                 }
             }
-            rates.append(Double(share * cores) / Measure.seconds(ContinuousClock.now - start))
         }
-        return rates.sorted()[1]
     }
 
     private static func rawVerifyRate(size: Int) -> Double {
-        var publicKey = [UInt8](repeating: 0, count: 32), secretKey = [UInt8](repeating: 0, count: 64)
-        crypto_sign_keypair(&publicKey, &secretKey)
-        let message = [UInt8](repeating: 0x5a, count: size)
-        var signature = [UInt8](repeating: 0, count: 64)
-        crypto_sign_detached(&signature, nil, message, UInt64(message.count), secretKey)
+        let (publicKey, message, signature) = signedSample(size: size)
         return syncRate {
             precondition(crypto_sign_verify_detached(signature, message, UInt64(message.count), publicKey) == 0)
         }
     }
 
+    /// A fresh key's public half, a message of `size` bytes and its signature.
+    private static func signedSample(size: Int) -> (publicKey: [UInt8], message: [UInt8], signature: [UInt8]) {
+        var publicKey = [UInt8](repeating: 0, count: 32), secretKey = [UInt8](repeating: 0, count: 64)
+        crypto_sign_keypair(&publicKey, &secretKey)
+        let message = [UInt8](repeating: 0x5a, count: size)
+        var signature = [UInt8](repeating: 0, count: 64)
+        crypto_sign_detached(&signature, nil, message, UInt64(message.count), secretKey)
+        return (publicKey, message, signature)
+    }
+
     /// The median rate of `count` synchronous calls, over three runs.
     private static func syncRate(_ operation: () -> Void) -> Double {
+        medianRate(operations: count) { for _ in 0..<count { operation() } }
+    }
+
+    /// The median of three runs of `body`, which performs `operations` operations, in operations per second.
+    private static func medianRate(operations: Int, _ body: () -> Void) -> Double {
         var rates: [Double] = []
         for _ in 0..<3 {
             let start = ContinuousClock.now
-            for _ in 0..<count { operation() }
-            rates.append(Double(count) / Measure.seconds(ContinuousClock.now - start))
+            body()
+            rates.append(Double(operations) / Measure.seconds(ContinuousClock.now - start))
         }
         return rates.sorted()[1]
     }

@@ -83,8 +83,8 @@ enum OneShotCommand {
 
 /// A blocking connection to a node's local API, for one-shot commands and tests: it reads the greeting, sends
 /// requests and waits for their answers; events that come meanwhile wait for ``event(where:)``. Every wait is
-/// bounded (`patience`, 10 s unless told); callers on several threads take turns. It reads with Foundation's `JSONSerialization`: a
-/// reader independent of the node's writer.
+/// bounded (`patience`, 10 s unless told); callers on several threads take turns. It reads with Foundation's
+/// `JSONSerialization`: a reader independent of the node's writer.
 final class LocalAPIConnection: Sendable {
     private let descriptor: Int32
     private let patience: Int
