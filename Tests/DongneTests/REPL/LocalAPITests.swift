@@ -78,9 +78,9 @@ import Testing
         #expect(notify.fill(), "the queue fills up")
         let service = try ServiceNode(environment: ["NOTIFY_SOCKET": notify.path])
         defer { service.stop() }
-        // Logged just before READY=1 is sent: from here the node waits for room.
-        #expect(await service.waitForLog("node started"), "\(service.errors())")
-        notify.startReading()
+        // Logged just before READY=1 is sent: from there the node waits for room, 5 s at most. Watched on a
+        // thread, not the pool, so that a pool busy with other tests cannot make this test miss the window.
+        notify.startReading(once: { service.errors().contains("node started") })
         var ready: String?
         while ready == nil, let next = await notify.receive() { if next.hasPrefix("READY=1") { ready = next } }
         #expect(ready != nil, "READY=1 arrived once there was room")
@@ -444,12 +444,13 @@ final class NotifySocket: Sendable {
     private let descriptor: Int32
     private let arrived = Mutex<[String]>([])
     private let taken = Mutex(0)
-    private let closed = Mutex(false)
-    private let reading = Mutex(false)
+    /// Whether a thread reads (it then closes the socket) and whether the test closed it, under one lock so
+    /// that exactly one of them closes the descriptor.
+    private let ends = Mutex((reading: false, closed: false))
 
     init(silent: Bool = false) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        // The reading thread looks at `closed` this often.
+        // The reading thread looks whether the test closed the socket this often.
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = Self.address(path)
@@ -464,8 +465,22 @@ final class NotifySocket: Sendable {
 
     /// Reads what comes, from now on, on a thread of its own (once).
     func startReading() {
-        guard reading.withLock({ started in defer { started = true }; return !started }) else { return }
+        let starts = ends.withLock { ends in
+            guard !ends.reading && !ends.closed else { return false }
+            ends.reading = true
+            return true
+        }
+        guard starts else { return }
         Thread.detachNewThread { [self] in read() }
+    }
+
+    /// Starts reading as soon as `condition` holds (or after 60 s), checked every 10 ms on a thread of its own.
+    func startReading(once condition: @escaping @Sendable () -> Bool) {
+        Thread.detachNewThread { [self] in
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !condition(), ContinuousClock.now < deadline { usleep(10_000) }
+            startReading()
+        }
     }
 
     private static func address(_ path: String) -> sockaddr_un {
@@ -478,7 +493,7 @@ final class NotifySocket: Sendable {
 
     private func read() {
         var buffer = [UInt8](repeating: 0, count: 4_096)
-        while !closed.withLock({ $0 }) {
+        while !ends.withLock({ $0.closed }) {
             let count = recv(descriptor, &buffer, buffer.count, 0)
             if count > 0 { arrived.withLock { $0.append(String(decoding: buffer.prefix(count), as: UTF8.self)) } }
         }
@@ -513,8 +528,11 @@ final class NotifySocket: Sendable {
 
     /// Stops reading (the thread closes the socket within 0.1 s) and removes the socket's file.
     func close() {
-        closed.withLock { $0 = true }
-        if !reading.withLock({ $0 }) { Glibc.close(descriptor) }
+        let nobodyReads = ends.withLock { ends in
+            ends.closed = true
+            return !ends.reading
+        }
+        if nobodyReads { Glibc.close(descriptor) }
         unlink(path)
     }
 }
