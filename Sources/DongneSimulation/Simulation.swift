@@ -97,6 +97,10 @@ public struct Simulation {
         public let chunksSent: [Int: Int]
         /// Whether the fetcher's copy of the blob is the blob, chunk for chunk.
         public let blobIntact: Bool
+        /// The messages counted in ``messages``, by type as PROTOCOL.md §2.4 names them (`batch`, …).
+        public let messagesByType: [String: Int]
+        /// Copies of documents the batches carried, per document written (a node needs one; more are duplicates).
+        public let copiesPerDocument: Double
 
         /// The figures in one line.
         public var description: String {
@@ -105,6 +109,12 @@ public struct Simulation {
                 + "latency median \(medianLatency) ms, max \(maximumLatency) ms, keepalives \(keepalives)"
             if let catchUpAfterHeal { text += ", everything everywhere \(catchUpAfterHeal) ms after the heal" }
             return text
+        }
+
+        /// The messages by type, most first, and the document copies they carried, in one line.
+        public var composition: String {
+            let types = messagesByType.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.key) \($0.value)" }
+            return types.joined(separator: ", ") + "; " + String(format: "%.1f", copiesPerDocument) + " copies per document"
         }
     }
 
@@ -149,6 +159,8 @@ public struct Simulation {
     private var publishedAt: [DocumentID: UInt64] = [:]
     private var arrivals: [DocumentID: [Int: UInt64]] = [:]
     private var messagesSent = 0
+    private var messagesByType: [String: Int] = [:]
+    private var copiesSent = 0
     private var keepalivesSent = 0
     private var counter = 0
     private var uplinkFreeAt: [UInt64]
@@ -414,7 +426,13 @@ public struct Simulation {
         guard let other = sessions[end] else { return }
         // Counted once the workload starts: setting sessions up is not a cost of the operations.
         if time >= scenario.warmUp {
-            if case .acknowledge([]) = message { keepalivesSent += 1 } else { messagesSent += 1 }
+            if case .acknowledge([]) = message {
+                keepalivesSent += 1
+            } else {
+                messagesSent += 1
+                messagesByType[Self.typeName(message), default: 0] += 1
+                if case .batch(_, let documents, _, _) = message { copiesSent += documents.count }
+            }
         }
         if case .chunk = message, other.node == scenario.blob?.fetcher { chunksSent[end.node, default: 0] += 1 }
         let bytes = message.wireBytes
@@ -432,6 +450,23 @@ public struct Simulation {
         arrival = max(arrival, lastArrival[end] ?? 0)
         lastArrival[end] = arrival
         queue.push(.message(bytes, link: other), at: arrival)
+    }
+
+    /// The message's type, as PROTOCOL.md §2.4 names it.
+    private static func typeName(_ message: GossipMessage) -> String {
+        switch message {
+        case .batch: "batch"
+        case .acknowledge: "acknowledge"
+        case .channels: "channels"
+        case .reconcile: "reconcile"
+        case .request: "request"
+        case .reconciled: "reconciled"
+        case .datagrams: "datagrams"
+        case .blobWant: "blob want"
+        case .blobHave: "blob have"
+        case .chunkRequest: "chunk request"
+        case .chunk: "chunk"
+        }
     }
 
     /// One end closed the session: the other end hears once its last messages arrived (unless it closed too).
@@ -465,7 +500,8 @@ public struct Simulation {
                 let heal = scenario.warmUp + partition.upperBound
                 return lastArrival > heal ? lastArrival - heal : 0
             },
-            blobFetched: blobFetched, chunksSent: chunksSent, blobIntact: fetchedBlobIsIntact)
+            blobFetched: blobFetched, chunksSent: chunksSent, blobIntact: fetchedBlobIsIntact,
+            messagesByType: messagesByType, copiesPerDocument: Double(copiesSent) / Double(operations))
     }
 
     private var fetchedBlobIsIntact: Bool {

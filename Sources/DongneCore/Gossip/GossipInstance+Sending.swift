@@ -55,11 +55,11 @@ extension GossipInstance {
     }
 
     /// Flushes at once when the last flush is an interval ago, or when a peer with documents queued has fewer
-    /// than ``Settings/eagerBatches`` in flight (a lone message is never held back); else wakes at the next
-    /// interval, so that a busy channel shares batches.
+    /// batches in flight than its ``Outgoing/eagerLimit(_:)`` (a lone message is never held back); else wakes at
+    /// the next interval, so that a busy channel shares batches.
     mutating func scheduleFlush() -> [Directive] {
         let idleLink = peers.values.contains {
-            (!$0.queue.isEmpty || !$0.owedAcknowledgements.isEmpty) && $0.inFlight.count < settings.eagerBatches
+            (!$0.queue.isEmpty || !$0.owedAcknowledgements.isEmpty) && $0.inFlight.count < $0.eagerLimit(settings)
         }
         if idleLink { return flushNow() }
         guard nextFlush == nil else { return [] }
@@ -144,6 +144,23 @@ extension GossipInstance.Outgoing {
     /// document queued already, and is not among the peers `covered` (known to have it, or be getting it).
     func takes(_ id: DocumentID, in channel: ChannelID, covered: Set<PeerTag>) -> Bool {
         channels.contains(channel) && !queued.contains(id) && !(tag.map(covered.contains) ?? false)
+    }
+
+    /// Drops a queued document: the peer sent it to this node, so it has it.
+    mutating func forget(_ id: DocumentID) {
+        guard queued.remove(id) != nil, let index = queue.firstIndex(where: { $0.id == id }) else { return }
+        queue.remove(at: index)
+    }
+
+    /// Below how many batches in flight a new one leaves at once. A link whose acknowledgements come back
+    /// within a flush interval (a LAN: they take a few milliseconds) lets ``GossipInstance/Settings/eagerBatches``
+    /// leave back to back, so a short burst is not held back; on a slower link (far, or busy) only a link with
+    /// nothing in flight sends at once, and what comes meanwhile shares the next flush's batch: each batch
+    /// there is in flight for a round trip anyway, and sending more of them buys little time for a message each.
+    func eagerLimit(_ settings: GossipInstance.Settings) -> Int {
+        guard settings.slowLinksWaitForAcknowledgement, let smoothedDelay, smoothedDelay >= settings.flushInterval
+        else { return settings.eagerBatches }
+        return 1
     }
 
     /// Folds one acknowledgement delay into the link's estimate (RFC 6298 §2, with α = 1/8 and β = 1/4).

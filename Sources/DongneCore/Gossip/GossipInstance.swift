@@ -3,10 +3,10 @@
 /// A new document — written here, or received and verified by the shell for the first time — is queued for
 /// every connected peer that carries its channel, except the one it came from and those its batch named as
 /// covered (its sender pushed it to them too): forwarding never waits for the local disk, and in a LAN where
-/// everyone is connected to everyone a message crosses each link once. A link's queue leaves as a batch at once while fewer than ``Settings/eagerBatches`` batches are
-/// in flight on it (or nothing was sent for ``Settings/flushInterval``), else at the next interval, so a lone
-/// message goes out immediately and a busy channel costs a message per link per interval rather than one per
-/// document. Batches are acknowledged (piggybacked on batches going
+/// everyone is connected to everyone a message crosses each link once. A link's queue leaves as a batch at once
+/// while fewer batches are in flight on it than ``Outgoing/eagerLimit(_:)`` allows (or nothing was sent for
+/// ``Settings/flushInterval``), else at the next interval, so a lone message goes out immediately and a busy
+/// channel costs a message per link per interval rather than one per document. Batches are acknowledged (piggybacked on batches going
 /// the other way when there are any) only once their documents are stored, and a batch not acknowledged in
 /// time is sent again with the delay doubling, so loss and partitions delay documents but lose none while
 /// the link lasts. At most ``Settings/windowSize`` batches are in flight per link; the queue behind them is
@@ -15,7 +15,7 @@ public struct GossipInstance: Sendable {
     /// The knobs of the protocol, in milliseconds and counts; `Protocol/PROTOCOL.md` lists the defaults.
     public struct Settings: Sendable, Equatable {
         /// How often queued documents leave as a batch.
-        public var flushInterval: UInt64 = 50
+        public var flushInterval: UInt64 = 100
         /// The least a batch waits for its acknowledgement before it is sent again (then twice as long, …);
         /// longer when the link's acknowledgements take longer (RFC 6298's estimate, per link).
         public var retransmitAfter: UInt64 = 1_000
@@ -23,10 +23,15 @@ public struct GossipInstance: Sendable {
         public var maximumRetransmitDelay: UInt64 = 3_200
         /// Batches in flight per link.
         public var windowSize = 32
-        /// Below this many batches in flight, new documents leave at once; at or above it they wait for the
-        /// next flush, so a busy link shares batches (Nagle's algorithm with a little more room: a receiver
+        /// Below this many batches in flight, new documents leave at once on a link whose acknowledgements take
+        /// less than ``flushInterval`` (on a slower one, only with none in flight); at or above it they wait for
+        /// the next flush, so a busy link shares batches (Nagle's algorithm with a little more room: a receiver
         /// acknowledges a batch only once it is on disk, so a chat's next line often comes before that).
         public var eagerBatches = 3
+        /// Whether a link whose acknowledgements take ``flushInterval`` or longer sends a new batch at once only
+        /// with none in flight (off: it may have ``eagerBatches`` in flight, as a LAN link; the pacing before,
+        /// kept to measure against).
+        public var slowLinksWaitForAcknowledgement = true
         /// Documents per batch (at most ``GossipMessage/maximumDocuments``).
         public var maximumBatchDocuments = 256
         /// Document bytes per batch, so that a batch fits one session message with room to spare.
@@ -277,6 +282,7 @@ public struct GossipInstance: Sendable {
                 continue
             }
             let id = document.id
+            peers[peer]?.forget(id)
             if known.contains(id) { continue }
             waitingFor.insert(id)
             if admitting[id] == nil {
