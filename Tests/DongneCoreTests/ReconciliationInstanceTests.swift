@@ -19,6 +19,8 @@ import Testing
         var offered: [[DocumentID]] = [[], []]
         var reconciled: [[ChannelID]] = [[], []]
         var disconnected: [String] = []
+        /// Every message each end sent.
+        var sent: [[GossipMessage]] = [[], []]
         var queueLength = 0
         /// Whether offered documents are acknowledged at once (else ``ReconciliationInstance/Event/allDelivered(_:)``
         /// is the test's to send).
@@ -34,6 +36,7 @@ import Testing
                     let other = 1 - end
                     switch directive {
                     case .send(let message, _):
+                        sent[end].append(message)
                         pending.append((other, ends[other].handle(.received(message, from: PeerID(UInt64(end))))))
                     case .loadItems(let channel, let peer, let payload):
                         let loaded = ends[end].handle(
@@ -139,6 +142,17 @@ import Testing
         pair.run(pair.ends[0].handle(.peerChannels(PeerID(1), theirs: [Self.channel], joined: [Self.channel])), at: 0)
         #expect(pair.offered[0].isEmpty)
         #expect(pair.reconciled == [[], [Self.channel]])
+    }
+
+    /// A late joiner's own run would only bring it the peer's ids, every one of them (tens of kilobytes per
+    /// thousand documents), to offer nothing: it stops after the first answer and says `reconciled`.
+    @Test func anInitiatorWithNothingInTheChannelStopsAfterTheFirstAnswer() {
+        var pair = Pair(stores: [[], Self.items(0..<20_000)])
+        pair.run(pair.ends[0].handle(.peerChannels(PeerID(1), theirs: [Self.channel], joined: [Self.channel])), at: 0)
+        let answers = pair.sent[1].filter { if case .reconcile(_, false, _) = $0 { true } else { false } }
+        #expect(answers.count == 1, "one answer, not the 20,000 ids in frames of 60,000 bytes")
+        #expect(pair.sent[0].contains(.reconciled(Self.channel)))
+        #expect(pair.reconciled[1] == [Self.channel], "the peer takes it: it answered this run")
     }
 
     @Test func aLargeCatchUpIsOfferedAChunkAtATimeAsTheQueueDrains() {

@@ -27,6 +27,9 @@ public struct Negentropy: Sendable {
         self.frameSizeLimit = frameSizeLimit
     }
 
+    /// Whether this side holds no items.
+    public var isEmpty: Bool { items.isEmpty }
+
     /// The initiator's first message: the whole set as one id list, or as 16 fingerprinted buckets.
     public mutating func initiate() -> [UInt8] {
         isInitiator = true

@@ -211,7 +211,9 @@ public struct ReconciliationInstance: Sendable {
             toOffer[peer, default: []] += lacking
             directives += offerMore(to: peer)
         }
-        if let next {
+        // An initiator with nothing in the channel has nothing to offer, and it asks for nothing (the peer's own
+        // run offers what it lacks): the rest of the run would only bring the peer's ids, every one of them.
+        if let next, !negentropy.isEmpty {
             running[peer]?[channel] = negentropy
             directives.append(.send(.reconcile(channel: channel, fromInitiator: true, payload: next), to: peer))
         } else {
