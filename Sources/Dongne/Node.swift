@@ -221,6 +221,12 @@ public final class Node: Sendable {
         await network.get()?.traffic() ?? (0, 0)
     }
 
+    /// Batches of documents this node sent again because a peer's acknowledgement came late (or never), and
+    /// the documents in them, since it started: on a healthy network nearly none.
+    public func gossipResends() async -> (batches: Int, documents: Int) {
+        await network.get()?.resends() ?? (0, 0)
+    }
+
     /// The peers with an established session.
     public func peers() async -> [PeerInfo] {
         await network.get()?.peers() ?? []

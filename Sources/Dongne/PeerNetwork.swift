@@ -159,6 +159,11 @@ actor PeerNetwork {
         }
     }
 
+    /// Batches gossip sent again for want of a timely acknowledgement, and the documents in them.
+    func resends() -> (batches: Int, documents: Int) {
+        core.gossipResends
+    }
+
     /// The established sessions.
     func peers() -> [PeerInfo] {
         core.sessions.map(PeerInfo.init)

@@ -46,6 +46,8 @@ case "cold-start":
     exit(met ? 0 : 1)
 case "cold-start-child":
     try await ColdStartBenchmark.child(Array(CommandLine.arguments.dropFirst(2)))
+case "spin":
+    BusyProcess.spin(seconds: Double(CommandLine.arguments.last ?? "") ?? 0)
 case "lan-node":
     let met = try await LanNode.run(Array(CommandLine.arguments.dropFirst(2)))
     exit(met ? 0 : 1)

@@ -158,6 +158,26 @@ import Testing
         #expect(gossip.handle(.tick(now: 20_000)).isEmpty, "acknowledged: nothing more to send")
     }
 
+    /// A peer that acknowledges in order is working through its backlog: what was sent after the acknowledged
+    /// batch waits a whole timeout from the acknowledgement (a busy joiner gets no spurious resends); what was
+    /// sent before an acknowledged batch and is still unacknowledged was lost, and is sent again on time.
+    @Test func anAcknowledgementRestartsTheTimersOfLaterBatchesOnly() {
+        let resent = { (directives: [GossipInstance.Directive]) in
+            directives.compactMap { if case .send(.batch(let sequence, _, _, _), _) = $0 { sequence } else { nil } }
+        }
+        for (acknowledged, expected) in [(UInt64(1), [UInt64]()), (2, [1])] {
+            var gossip = GossipInstance()
+            _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
+            for document in (0..<3).map({ Self.document("backlog \($0)") }) {
+                _ = gossip.handle(.published(id: document.id, channel: Self.channel, bytes: document.bytes))
+            }
+            _ = gossip.handle(.tick(now: 900))
+            _ = gossip.handle(.received(.acknowledge([acknowledged]), from: PeerID(1)))
+            #expect(resent(gossip.handle(.tick(now: 1_000))) == expected, "acknowledged \(acknowledged)")
+            #expect(resent(gossip.handle(.tick(now: 1_900))).contains(3), "a whole timeout after the acknowledgement")
+        }
+    }
+
     @Test func theResendTimeoutFollowsHowLongAcknowledgementsTake() {
         var gossip = GossipInstance()
         _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))

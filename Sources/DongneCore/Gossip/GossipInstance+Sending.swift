@@ -115,6 +115,8 @@ extension GossipInstance {
                         covered: batch.covered),
                     to: peer))
             acknowledgements = []
+            batchesResent += 1
+            documentsResent += batch.documents.count
             batch.resent = true
             batch.delay = max(batch.delay, min(batch.delay * 2, settings.maximumRetransmitDelay))
             batch.resendAt = now + batch.delay
@@ -144,6 +146,17 @@ extension GossipInstance.Outgoing {
     /// document queued already, and is not among the peers `covered` (known to have it, or be getting it).
     func takes(_ id: DocumentID, in channel: ChannelID, covered: Set<PeerTag>) -> Bool {
         channels.contains(channel) && !queued.contains(id) && !(tag.map(covered.contains) ?? false)
+    }
+
+    /// The peer acknowledged the batch numbered `sequence`: it is working through what it was sent, in order, so
+    /// the batches sent after it wait a whole timeout again from now (RFC 6298 §5.3 restarts TCP's timer on every
+    /// acknowledgement of new data). A peer slow to store a long catch-up (its machine busy) thus gets no resends
+    /// while it keeps acknowledging; a batch sent before an acknowledged one is not waited for longer (it was
+    /// lost, as a datagram can be, or its documents could not be stored).
+    mutating func restartTimers(after sequence: UInt64, now: UInt64) {
+        for (later, batch) in inFlight where later > sequence && !batch.resent {
+            inFlight[later]?.resendAt = max(batch.resendAt, now + batch.delay)
+        }
     }
 
     /// Drops a queued document: the peer sent it to this node, so it has it.

@@ -158,6 +158,12 @@ public struct GossipInstance: Sendable {
         self.settings = settings
     }
 
+    /// Batches sent again because their acknowledgement was late, since the start (a catch-up on a loaded
+    /// machine shows here whether its resends were spurious).
+    public internal(set) var batchesResent = 0
+    /// The documents those batches carried.
+    public internal(set) var documentsResent = 0
+
     /// Documents this instance has seen admitted or published.
     public var knownCount: Int { known.count }
 
@@ -255,6 +261,7 @@ public struct GossipInstance: Sendable {
             }
         }
         guard !delivered.isEmpty else { return [] }
+        if let oldest = sequences.min() { peers[peer]?.restartTimers(after: oldest, now: now) }
         // A backlog (a catch-up) goes on as soon as the window opens; a few new documents wait for the flush,
         // where they share a batch with whatever else came in the meantime.
         guard var outgoing = peers[peer] else { return [.delivered(delivered, to: peer)] }

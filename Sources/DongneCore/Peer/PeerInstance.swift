@@ -370,6 +370,9 @@ public struct PeerInstance: Sendable {
             .sorted { $0.peer < $1.peer }
     }
 
+    /// Batches gossip sent again for want of a timely acknowledgement, and the documents in them.
+    public var gossipResends: (batches: Int, documents: Int) { (gossip.batchesResent, gossip.documentsResent) }
+
     /// The session of a connection, once its peer is known.
     public func summary(of id: PeerID) -> LinkSummary? { links[id]?.summary }
 
