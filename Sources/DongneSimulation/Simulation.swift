@@ -101,6 +101,8 @@ public struct Simulation {
         public let messagesByType: [String: Int]
         /// Copies of documents the batches carried, per document written (a node needs one; more are duplicates).
         public let copiesPerDocument: Double
+        /// Sessions each node holds at the end: the mean and the most (a node's state grows with them).
+        public let sessionsPerNode: (mean: Double, maximum: Int)
 
         /// The figures in one line.
         public var description: String {
@@ -173,7 +175,9 @@ public struct Simulation {
     public init(_ scenario: Scenario) {
         self.scenario = scenario
         random = SplitMix64(seed: scenario.seed)
-        let keys = (0..<scenario.nodes).map { SigningKey(seed: [UInt8](repeating: UInt8($0), count: 31) + [0x5e])! }
+        let keys = (0..<scenario.nodes).map { node in
+            SigningKey(seed: [UInt8](repeating: UInt8(truncatingIfNeeded: node), count: 31) + [0x5e ^ UInt8(node >> 8)])!
+        }
         self.keys = keys
         nodes = keys.indices.map { node in
             PeerInstance(
@@ -501,7 +505,13 @@ public struct Simulation {
                 return lastArrival > heal ? lastArrival - heal : 0
             },
             blobFetched: blobFetched, chunksSent: chunksSent, blobIntact: fetchedBlobIsIntact,
-            messagesByType: messagesByType, copiesPerDocument: Double(copiesSent) / Double(operations))
+            messagesByType: messagesByType, copiesPerDocument: Double(copiesSent) / Double(operations),
+            sessionsPerNode: sessionCounts)
+    }
+
+    private var sessionCounts: (mean: Double, maximum: Int) {
+        let counts = Dictionary(grouping: sessions.keys, by: \.node).mapValues(\.count)
+        return (Double(counts.values.reduce(0, +)) / Double(max(1, scenario.nodes)), counts.values.max() ?? 0)
     }
 
     private var fetchedBlobIsIntact: Bool {

@@ -45,6 +45,20 @@ enum GossipSimulationBenchmark {
         let partitionReport = partitioned.run()
         Measure.report("60 s partition 12 | 13, both sides writing", "\(partitionReport)")
         met = Measure.ratio("  lost", Double(partitionReport.lost), atMost: 0) && met
+
+        // A thousand nodes, each with a ring neighbour on both sides and a random link or two (sessions are not
+        // all-to-all), 5 s of the same writing so that the run stays under a minute.
+        var large = Simulation.Scenario()
+        large.nodes = 1_000
+        large.writingDuration = 5_000
+        var thousand = Simulation(large)
+        let thousandReport = thousand.run()
+        Measure.report("1,000 nodes, same links and rate, 5 s of writing", "\(thousandReport)")
+        Measure.report("  messages", thousandReport.composition)
+        Measure.report(
+            "  sessions per node, mean / most",
+            String(format: "%.1f / %d", thousandReport.sessionsPerNode.mean, thousandReport.sessionsPerNode.maximum))
+        met = Measure.ratio("  lost", Double(thousandReport.lost), atMost: 0) && met
         return met
     }
 }
