@@ -115,8 +115,9 @@ public struct Simulation {
 
         /// The messages by type, most first, and the document copies they carried, in one line.
         public var composition: String {
-            let types = messagesByType.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.key) \($0.value)" }
-            return types.joined(separator: ", ") + "; " + String(format: "%.1f", copiesPerDocument) + " copies per document"
+            let types = messagesByType.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+            let copies = String(format: "%.1f", copiesPerDocument)
+            return types.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + "; \(copies) copies per document"
         }
     }
 
@@ -176,7 +177,8 @@ public struct Simulation {
         self.scenario = scenario
         random = SplitMix64(seed: scenario.seed)
         let keys = (0..<scenario.nodes).map { node in
-            SigningKey(seed: [UInt8](repeating: UInt8(truncatingIfNeeded: node), count: 31) + [0x5e ^ UInt8(node >> 8)])!
+            let (low, high) = (UInt8(truncatingIfNeeded: node), UInt8(truncatingIfNeeded: node >> 8))
+            return SigningKey(seed: [UInt8](repeating: low, count: 31) + [0x5e ^ high])!
         }
         self.keys = keys
         nodes = keys.indices.map { node in

@@ -16,6 +16,8 @@ enum SyncBenchmark {
         let wireBytes: Int
         let transactions: Int
         let resends: (batches: Int, documents: Int)
+        /// The joiner's reconciliation items once it caught up (to reconcile with the source's, in sync).
+        let items: [NegentropyItem]
     }
 
     static func run() async throws -> Bool {
@@ -42,6 +44,7 @@ enum SyncBenchmark {
 
         Measure.report("again, another process keeping one core busy", "")
         let spinner = try BusyProcess()
+        defer { spinner.stop() }
         let loaded = try await fetch(channelName, count: documents.count, from: source)
         spinner.stop()
         report(loaded, documentBytes: documentBytes, verifySeconds: verifySeconds)
@@ -49,7 +52,7 @@ enum SyncBenchmark {
             "wire bytes / document bytes, under load", Double(loaded.wireBytes) / Double(documentBytes), atMost: 1.1)
 
         var first = Negentropy(items: try source.store.reconciliationItems(in: sourceChannel.id))
-        var second = Negentropy(items: try source.store.reconciliationItems(in: sourceChannel.id))
+        var second = Negentropy(items: calm.items)
         let opening = first.initiate()
         let answer = try second.reconcile(opening).reply!
         let finished = try first.reconcile(answer).reply == nil
@@ -79,22 +82,25 @@ enum SyncBenchmark {
         let traffic = await joiner.networkTraffic()
         let resentAfter = await source.gossipResends()
         let transactions = joiner.store.statistics.transactions
+        let items = try joiner.store.reconciliationItems(in: joinerChannel.id)
         await joiner.stop()
         return Fetch(
             seconds: seconds, wireBytes: traffic.sent + traffic.received, transactions: transactions,
-            resends: (resentAfter.batches - resentBefore.batches, resentAfter.documents - resentBefore.documents))
+            resends: (resentAfter.batches - resentBefore.batches, resentAfter.documents - resentBefore.documents),
+            items: items)
     }
 
     private static func report(_ fetch: Fetch, documentBytes: Int, verifySeconds: Double) {
         Measure.report("  bytes on the wire, both directions", "\(fetch.wireBytes)")
         Measure.report("  time to fetch, check and store them", String(format: "%.2f s", fetch.seconds))
         Measure.report("  joiner's transactions (group commits)", "\(fetch.transactions)")
-        Measure.report("  batches the source sent again", "\(fetch.resends.batches) (\(fetch.resends.documents) documents)")
+        let resends = "\(fetch.resends.batches) (\(fetch.resends.documents) documents)"
+        Measure.report("  batches the source sent again", resends)
         Measure.report("  fetch time / verify time", String(format: "%.2f", fetch.seconds / verifySeconds))
     }
 }
 
-/// A child process that keeps one core busy until stopped (or for two minutes at most), to measure under load:
+/// A child process that keeps one core busy until stopped (or for ten minutes at most), to measure under load:
 /// this binary's `spin` command.
 struct BusyProcess {
     private let process: Process
@@ -102,13 +108,14 @@ struct BusyProcess {
     /// Starts spinning.
     init() throws {
         process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-        process.arguments = ["spin", "120"]
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["spin", "600"]  // as long as a fetch may take
         try process.run()
     }
 
-    /// Ends the child, by its id, with a signal it cannot block, and reaps it.
+    /// Ends the child, by its id, with a signal it cannot block, and reaps it (once: it may be called again).
     func stop() {
+        guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }

@@ -148,21 +148,24 @@ extension GossipInstance.Outgoing {
         channels.contains(channel) && !queued.contains(id) && !(tag.map(covered.contains) ?? false)
     }
 
-    /// The peer acknowledged the batch numbered `sequence`: it is working through what it was sent, in order, so
-    /// the batches sent after it wait a whole timeout again from now (RFC 6298 §5.3 restarts TCP's timer on every
-    /// acknowledgement of new data). A peer slow to store a long catch-up (its machine busy) thus gets no resends
-    /// while it keeps acknowledging; a batch sent before an acknowledged one is not waited for longer (it was
-    /// lost, as a datagram can be, or its documents could not be stored).
+    /// The peer acknowledged batches up to the one numbered `sequence` (the newest it acknowledged now): it is
+    /// working through what it was sent, in order, so the batches sent after it wait a whole timeout again from
+    /// now (RFC 6298 §5.3 restarts TCP's timer on every acknowledgement of new data). A peer slow to store a long
+    /// catch-up (its machine busy) thus gets no resends while it keeps acknowledging; a batch sent before an
+    /// acknowledged one is not waited for longer (it was lost, as a datagram can be, or not stored).
     mutating func restartTimers(after sequence: UInt64, now: UInt64) {
         for (later, batch) in inFlight where later > sequence && !batch.resent {
             inFlight[later]?.resendAt = max(batch.resendAt, now + batch.delay)
         }
     }
 
-    /// Drops a queued document: the peer sent it to this node, so it has it.
-    mutating func forget(_ id: DocumentID) {
-        guard queued.remove(id) != nil, let index = queue.firstIndex(where: { $0.id == id }) else { return }
-        queue.remove(at: index)
+    /// Drops queued documents: the peer sent them to this node, so it has them. One pass over the queue per
+    /// batch received, whatever its length.
+    mutating func forget(_ ids: Set<DocumentID>) {
+        let dropped = queued.intersection(ids)
+        guard !dropped.isEmpty else { return }
+        queued.subtract(dropped)
+        queue.removeAll { dropped.contains($0.id) }
     }
 
     /// Below how many batches in flight a new one leaves at once. A link whose acknowledgements come back

@@ -6,8 +6,8 @@
 /// everyone is connected to everyone a message crosses each link once. A link's queue leaves as a batch at once
 /// while fewer batches are in flight on it than ``Outgoing/eagerLimit(_:)`` allows (or nothing was sent for
 /// ``Settings/flushInterval``), else at the next interval, so a lone message goes out immediately and a busy
-/// channel costs a message per link per interval rather than one per document. Batches are acknowledged (piggybacked on batches going
-/// the other way when there are any) only once their documents are stored, and a batch not acknowledged in
+/// channel costs a message per link per interval rather than one per document. Batches are acknowledged
+/// (piggybacked on batches going the other way when there are any) only once their documents are stored, and a batch not acknowledged in
 /// time is sent again with the delay doubling, so loss and partitions delay documents but lose none while
 /// the link lasts. At most ``Settings/windowSize`` batches are in flight per link; the queue behind them is
 /// bounded (``Settings/maximumQueuedDocuments``), and what overflows is left to reconciliation.
@@ -253,15 +253,17 @@ public struct GossipInstance: Sendable {
 
     private mutating func acknowledge(_ sequences: [UInt64], from peer: PeerID) -> [Directive] {
         var delivered: [DocumentID] = []
+        var newest: UInt64?
         for sequence in sequences {
             if let batch = peers[peer]?.inFlight.removeValue(forKey: sequence) {
                 delivered += batch.documents.map(\.id)
+                newest = max(newest ?? sequence, sequence)
                 // Karn's rule: only a batch sent once tells how long acknowledgements take.
                 if !batch.resent { peers[peer]?.sampleDelay(now > batch.sentAt ? now - batch.sentAt : 0) }
             }
         }
         guard !delivered.isEmpty else { return [] }
-        if let oldest = sequences.min() { peers[peer]?.restartTimers(after: oldest, now: now) }
+        if let newest { peers[peer]?.restartTimers(after: newest, now: now) }
         // A backlog (a catch-up) goes on as soon as the window opens; a few new documents wait for the flush,
         // where they share a batch with whatever else came in the meantime.
         guard var outgoing = peers[peer] else { return [.delivered(delivered, to: peer)] }
@@ -282,6 +284,7 @@ public struct GossipInstance: Sendable {
         var directives: [Directive] = []
         var waitingFor: Set<DocumentID> = []
         var unparsable = 0
+        var theirs: Set<DocumentID> = []
         for bytes in documents {
             // Cheap checks first: an unparsable document is not worth a signature check, and a known one is done.
             guard let document = try? UnverifiedDocument(parsing: bytes) else {
@@ -289,7 +292,7 @@ public struct GossipInstance: Sendable {
                 continue
             }
             let id = document.id
-            peers[peer]?.forget(id)
+            theirs.insert(id)
             if known.contains(id) { continue }
             waitingFor.insert(id)
             if admitting[id] == nil {
@@ -297,6 +300,7 @@ public struct GossipInstance: Sendable {
                 directives.append(.admit(document, from: peer))
             }
         }
+        peers[peer]?.forget(theirs)
         if unparsable > 0 { directives.append(.misbehaved(peer, count: unparsable)) }
         if waitingFor.isEmpty {
             peers[peer]?.owedAcknowledgements.append(sequence)

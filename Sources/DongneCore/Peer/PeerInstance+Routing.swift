@@ -28,6 +28,8 @@ extension PeerInstance {
             // Rate before anything else: a flood is dropped unacknowledged (an honest sender resends later).
             guard takeTokens(documents.count, on: id) else { return }
             followGossip(gossip.handle(.received(message, from: id)))
+            // Documents the peer sent leave its queue: reconciliation's offers among them count as delivered.
+            reportIfAllDelivered(to: id)
         case .acknowledge:
             followGossip(gossip.handle(.received(message, from: id)))
         case .blobWant, .chunkRequest:
