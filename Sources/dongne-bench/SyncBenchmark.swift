@@ -37,7 +37,7 @@ enum SyncBenchmark {
         Measure.report("time to verify them on one core", String(format: "%.2f s", verifySeconds))
 
         let calm = try await fetch(channelName, count: documents.count, from: source)
-        report(calm, documentBytes: documentBytes, verifySeconds: verifySeconds)
+        report(calm, verifySeconds: verifySeconds)
         let bytesMet = Measure.ratio(
             "wire bytes / document bytes", Double(calm.wireBytes) / Double(documentBytes), atMost: 1.1)
         let timeMet = Measure.ratio("fetch time / verify time", calm.seconds / verifySeconds, atMost: 1.0)
@@ -47,7 +47,7 @@ enum SyncBenchmark {
         defer { spinner.stop() }
         let loaded = try await fetch(channelName, count: documents.count, from: source)
         spinner.stop()
-        report(loaded, documentBytes: documentBytes, verifySeconds: verifySeconds)
+        report(loaded, verifySeconds: verifySeconds)
         let loadedBytesMet = Measure.ratio(
             "wire bytes / document bytes, under load", Double(loaded.wireBytes) / Double(documentBytes), atMost: 1.1)
 
@@ -90,7 +90,7 @@ enum SyncBenchmark {
             items: items)
     }
 
-    private static func report(_ fetch: Fetch, documentBytes: Int, verifySeconds: Double) {
+    private static func report(_ fetch: Fetch, verifySeconds: Double) {
         Measure.report("  bytes on the wire, both directions", "\(fetch.wireBytes)")
         Measure.report("  time to fetch, check and store them", String(format: "%.2f s", fetch.seconds))
         Measure.report("  joiner's transactions (group commits)", "\(fetch.transactions)")

@@ -7,10 +7,10 @@
 /// while fewer batches are in flight on it than ``Outgoing/eagerLimit(_:)`` allows (or nothing was sent for
 /// ``Settings/flushInterval``), else at the next interval, so a lone message goes out immediately and a busy
 /// channel costs a message per link per interval rather than one per document. Batches are acknowledged
-/// (piggybacked on batches going the other way when there are any) only once their documents are stored, and a batch not acknowledged in
-/// time is sent again with the delay doubling, so loss and partitions delay documents but lose none while
-/// the link lasts. At most ``Settings/windowSize`` batches are in flight per link; the queue behind them is
-/// bounded (``Settings/maximumQueuedDocuments``), and what overflows is left to reconciliation.
+/// (piggybacked on batches going the other way when there are any) only once their documents are stored, and
+/// a batch not acknowledged in time is sent again with the delay doubling, so loss and partitions delay
+/// documents but lose none while the link lasts. At most ``Settings/windowSize`` batches are in flight per link; the
+/// queue behind them is bounded (``Settings/maximumQueuedDocuments``), and what overflows is left to reconciliation.
 public struct GossipInstance: Sendable {
     /// The knobs of the protocol, in milliseconds and counts; `Protocol/PROTOCOL.md` lists the defaults.
     public struct Settings: Sendable, Equatable {
@@ -284,7 +284,8 @@ public struct GossipInstance: Sendable {
         var directives: [Directive] = []
         var waitingFor: Set<DocumentID> = []
         var unparsable = 0
-        var theirs: Set<DocumentID> = []
+        var theirs: Set<DocumentID> = []  // dropped from the peer's queue, if anything waits there
+        let anythingQueued = !(peers[peer]?.queued.isEmpty ?? true)
         for bytes in documents {
             // Cheap checks first: an unparsable document is not worth a signature check, and a known one is done.
             guard let document = try? UnverifiedDocument(parsing: bytes) else {
@@ -292,7 +293,7 @@ public struct GossipInstance: Sendable {
                 continue
             }
             let id = document.id
-            theirs.insert(id)
+            if anythingQueued { theirs.insert(id) }
             if known.contains(id) { continue }
             waitingFor.insert(id)
             if admitting[id] == nil {

@@ -3,9 +3,9 @@
 /// When a peer says which channels it carries, each end reconciles every channel both carry, once per session;
 /// every anti-entropy round the shell asks for one more. The end that starts a reconciliation (its initiator)
 /// runs Negentropy to its end (or, with an empty set, to the first answer) and **offers** the documents the
-/// peer lacks, a chunk at a time while the peer's gossip queue is short, so that a large catch-up never overflows it; it asks for nothing, since the peer's
-/// own reconciliation offers what this end lacks. The responder answers each message from a fresh Negentropy
-/// instance, keeping no state between messages.
+/// peer lacks, a chunk at a time while the peer's gossip queue is short, so that a large catch-up never
+/// overflows it; it asks for nothing, since the peer's own reconciliation offers what this end lacks. The
+/// responder answers each message from a fresh Negentropy instance, keeping no state between messages.
 ///
 /// The initiator says `reconciled` only once every document it offered has been acknowledged, and a node
 /// treats a channel as reconciled when its peer says so: then it holds everything that peer had, and what the
