@@ -63,7 +63,7 @@ let package = Package(
         .executableTarget(name: "change-feed", dependencies: ["Dongne"], path: "examples/change-feed"),
 
         // Test helpers both test targets share.
-        .target(name: "DongneTestSupport", dependencies: ["CSystem"], path: "Tests/DongneTestSupport"),
+        .target(name: "DongneTestSupport", path: "Tests/DongneTestSupport"),
         .testTarget(
             name: "DongneCoreTests", dependencies: ["DongneCore", "DongneVectors", "DongneSimulation"],
             exclude: ["NoiseVectors"]),

@@ -196,7 +196,6 @@ public final class Store: Sendable {
         submit(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) {
             [reconciliationCache] result in
             if case .success = result {
-                let outcomes = outcomes.get()
                 // Duplicates too: one whose first commit could not say so (its sync failed) is stored all the same.
                 reconciliationCache.add(documents)
             }

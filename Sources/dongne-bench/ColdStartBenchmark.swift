@@ -1,4 +1,5 @@
 import Dongne
+import DongneSystem
 import Foundation
 
 /// `dongne-bench cold-start`: from starting a process to the first snapshot of `limit(toLast: 50)` on a channel
@@ -36,7 +37,7 @@ enum ColdStartBenchmark {
 
     /// Seconds from spawning this binary with `arguments` to reading its first line.
     static func timeToFirstLine(_ arguments: [String]) throws -> Double {
-        let child = Process()
+        let child = SpawnedProcess()
         // This very binary, however it was started (through PATH, say).
         child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         child.arguments = arguments

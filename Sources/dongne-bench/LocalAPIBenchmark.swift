@@ -1,5 +1,6 @@
 import Dongne
 import DongneNet
+import DongneSystem
 import Foundation
 import Glibc
 import Synchronization
@@ -176,7 +177,7 @@ enum LocalAPIBenchmark {
 final class ServiceUnderTest {
     let directory = NSTemporaryDirectory() + "dongne-bench-service-" + UUID().uuidString
     var socket: String { directory + "/api.sock" }
-    private let process = Process()
+    private let process = SpawnedProcess()
 
     init() throws {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()

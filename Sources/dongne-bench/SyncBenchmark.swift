@@ -1,5 +1,6 @@
 import Dongne
 import DongneStore
+import DongneSystem
 import Foundation
 
 /// `dongne-bench sync`: catching up over loopback, and reconciling when already in sync.
@@ -103,11 +104,11 @@ enum SyncBenchmark {
 /// A child process that keeps one core busy until stopped (or for ten minutes at most), to measure under load:
 /// this binary's `spin` command.
 struct BusyProcess {
-    private let process: Process
+    private let process: SpawnedProcess
 
     /// Starts spinning.
     init() throws {
-        process = Process()
+        process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments = ["spin", "600"]  // as long as a fetch may take
         try process.run()

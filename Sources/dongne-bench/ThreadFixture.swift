@@ -1,5 +1,6 @@
 import DongneCore
 import DongneStore
+import DongneSystem
 import Foundation
 
 /// A data directory whose store holds signed messages in some channels, made once and kept under
@@ -29,7 +30,7 @@ struct ThreadFixture: Sendable {
         if FileManager.default.fileExists(atPath: marker) { return }
         let total = channels.reduce(0) { $0 + $1.count }
         print("making \(directory) (\(total) signed messages; once)…")
-        let child = Process()
+        let child = SpawnedProcess()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).absoluteURL
         child.arguments = ["make-fixture", name]
         try child.run()

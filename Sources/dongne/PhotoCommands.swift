@@ -1,4 +1,5 @@
 import Dongne
+import DongneSystem
 import Foundation
 
 /// `/photo`, `/save`, `/view` and `/open`, and the lines that follow a photo's arrival.
@@ -109,7 +110,7 @@ extension Session {
         let suffix = ["image/png": "png", "image/webp": "webp"][node.photoSnapshot(hash).info?.mediaType ?? ""] ?? "jpg"
         let file = NSTemporaryDirectory() + "dongne-photo-\(hash).\(suffix)"
         try node.savePhoto(hash, to: file)
-        let opener = Process()
+        let opener = SpawnedProcess()
         opener.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         opener.arguments = ["xdg-open", file]
         do { try opener.run() } catch { throw CommandError("xdg-open could not start: \(error.localizedDescription)") }

@@ -1,6 +1,7 @@
 import DongneCore
 import DongneStore
 import Foundation
+import DongneSystem
 import DongneTestSupport
 
 /// A fresh folder under the system's temporary folder; `remove()` it in a `defer`.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Runs blocking work (waiting for a child process, reading a pipe to its end, a blocking socket call) on a
 /// thread of its own, and resumes the caller with its result.

@@ -1,3 +1,4 @@
+import DongneSystem
 import DongneTestSupport
 import Foundation
 import Synchronization

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import Dongne
+import DongneSystem
 import DongneTestSupport
 
 /// One test per sentence of the listener contract (ListenerHub's doc comment), on one node.

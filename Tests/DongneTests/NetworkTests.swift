@@ -3,6 +3,7 @@ import DongneNet
 import DongneStore
 import Foundation
 import Testing
+import DongneSystem
 import DongneTestSupport
 
 /// Real processes on real sockets: `dongne` REPLs linked with `--peer` over loopback.

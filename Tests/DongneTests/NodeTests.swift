@@ -3,6 +3,7 @@ import DongneCore
 import DongneStore
 import Foundation
 import Testing
+import DongneSystem
 import DongneTestSupport
 
 @Suite struct NodeTests {

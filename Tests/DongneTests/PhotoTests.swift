@@ -327,7 +327,7 @@ enum PhotoFixture {
 
     @discardableResult
     static func run(_ tool: String, _ arguments: [String]) throws -> String {
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
         let output = Pipe()

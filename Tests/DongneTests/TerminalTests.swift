@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import DongneSystem
 import DongneTestSupport
 
 /// The REPL on a real terminal (tmux): a message from another node prints above the line being typed, and

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Dongne
+import DongneSystem
 import DongneTestSupport
 
 /// The `dongne` binary driven through a pipe, as a script would drive it, compared line by line with the

@@ -1,5 +1,6 @@
 import Dongne
 import DongneNet
+import DongneSystem
 import DongneTestSupport
 import Foundation
 import Glibc

@@ -1,10 +1,12 @@
 import CSystem
 public import Foundation
 import Glibc
+import Synchronization
 
-/// A child process with `Foundation.Process`'s shape, started with posix_spawn(3), for the tests.
+/// A child process with `Foundation.Process`'s shape, started with posix_spawn(3): what the node, the bench
+/// and the tests start children with (never `Foundation.Process`).
 ///
-/// `Process.run()` of the toolchain's Foundation (Swift 6.3.1) now and then crashes the test process: it lists
+/// `Process.run()` of the toolchain's Foundation (Swift 6.3.1) now and then crashes the calling process: it lists
 /// `/proc/self/fd` to learn which descriptors to close in the child, and copies each directory entry's whole
 /// 256-byte name field, reading past the end of glibc's buffer when an entry sits at its end and the next
 /// page is unmapped (swift-corelibs-foundation#5472, fixed after this release). The suite starts dozens of
@@ -25,9 +27,8 @@ public final class SpawnedProcess: @unchecked Sendable {
     /// As ``standardOutput``.
     public var standardError: Any?
 
-    private let lock = NSLock()
-    private var pid: pid_t = 0
-    private var status: Int32?
+    /// The child's id once started, and its raw wait status once reaped.
+    private let state = Mutex<(pid: pid_t, status: Int32?)>((0, nil))
 
     /// Whether the child leads a process group of its own, so that ``terminateGroup()`` reaches the processes
     /// it starts (gpsfake's gpsd) too.
@@ -41,16 +42,22 @@ public final class SpawnedProcess: @unchecked Sendable {
         signalGroup(SIGTERM)
     }
 
+    /// Sends SIGTERM to the child, if it still runs.
+    public func terminate() {
+        let child = state.withLock { $0.status == nil ? $0.pid : 0 }
+        if child > 0 { kill(child, SIGTERM) }
+    }
+
     /// Sends `signal` to the child's process group (with ``ownProcessGroup``), if the child still runs; with
     /// `evenAfterExit`, also to what is left of the group once the child itself ended (a grandchild that outlived
     /// it: the group keeps the child's id as long as one of its members lives).
     public func signalGroup(_ signal: Int32, evenAfterExit: Bool = false) {
-        let child = lock.withLock { status == nil || evenAfterExit ? pid : 0 }
+        let child = state.withLock { $0.status == nil || evenAfterExit ? $0.pid : 0 }
         if child > 0 { kill(-child, signal) }
     }
 
     /// The child's process id, once started.
-    public var processIdentifier: Int32 { lock.withLock { pid } }
+    public var processIdentifier: Int32 { state.withLock { $0.pid } }
 
     /// Starts the child. The child's ends of pipes are closed here once it has them.
     public func run() throws {
@@ -92,7 +99,7 @@ public final class SpawnedProcess: @unchecked Sendable {
             }
         }
         guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
-        lock.withLock { pid = child }
+        state.withLock { $0.pid = child }
     }
 
     /// Attributes that start the child with no signal blocked and every signal's action at its default, as
@@ -113,12 +120,12 @@ public final class SpawnedProcess: @unchecked Sendable {
 
     /// Whether the child is still running (it is reaped once it has ended).
     public var isRunning: Bool {
-        lock.withLock {
-            guard status == nil, pid > 0 else { return false }
+        state.withLock { state in
+            guard state.status == nil, state.pid > 0 else { return false }
             var raw: Int32 = 0
-            switch waitpid(pid, &raw, WNOHANG) {
+            switch waitpid(state.pid, &raw, WNOHANG) {
             case 0: return true
-            case pid: status = raw
+            case state.pid: state.status = raw
             default: break  // ECHILD: waitUntilExit() reaped it a moment ago, and is recording its status
             }
             return false
@@ -127,7 +134,7 @@ public final class SpawnedProcess: @unchecked Sendable {
 
     /// Blocks until the child has ended.
     public func waitUntilExit() {
-        let child = lock.withLock { status == nil ? pid : 0 }
+        let child = state.withLock { $0.status == nil ? $0.pid : 0 }
         guard child > 0 else { return }
         var raw: Int32 = 0
         while waitpid(child, &raw, 0) < 0 {
@@ -135,18 +142,18 @@ public final class SpawnedProcess: @unchecked Sendable {
                 // ECHILD: another thread reaped it, and records its status (for at most a second: something
                 // outside this class reaped it otherwise, and its status is lost).
                 for _ in 0..<1_000 {
-                    guard lock.withLock({ status == nil }) else { break }
+                    guard state.withLock({ $0.status == nil }) else { break }
                     usleep(1_000)
                 }
                 return
             }
         }
-        lock.withLock { status = raw }
+        state.withLock { $0.status = raw }
     }
 
     /// How the child ended: its exit code, or the number of the signal that ended it (as `Process` says).
     public var terminationStatus: Int32 {
-        let raw = lock.withLock { status } ?? 0
+        let raw = state.withLock { $0.status } ?? 0
         return raw & 0x7f == 0 ? (raw >> 8) & 0xff : raw & 0x7f
     }
 
