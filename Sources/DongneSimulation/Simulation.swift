@@ -39,6 +39,9 @@ public struct Simulation {
         public var uplinkBytesPerMillisecond: Double? = nil
         /// Every node dials every other (instead of a ring with random extra links).
         public var fullMesh = false
+        /// These links (pairs of node numbers, the first dials the second) instead of a ring with random extra
+        /// links: an overlay another run built, such as ``MembershipSimulation``'s neighbours.
+        public var links: [[Int]]? = nil
         /// A blob to fetch, if any (``BlobWorkload``).
         public var blob: BlobWorkload? = nil
         /// The seed of every random choice: the same seed, the same run.
@@ -272,6 +275,7 @@ public struct Simulation {
         if scenario.fullMesh {
             links = Set((0..<count).flatMap { node in (node + 1..<count).map { [node, $0] } })
         }
+        if let given = scenario.links { links = Set(given.filter { $0.count == 2 && $0[0] != $0[1] }) }
         for link in links.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             handle(.connect(Self.address(of: link[1])), at: link[0], time: 0)
         }

@@ -59,6 +59,29 @@ enum GossipSimulationBenchmark {
             "  sessions per node, mean / most",
             String(format: "%.1f / %d", thousandReport.sessionsPerNode.mean, thousandReport.sessionsPerNode.maximum))
         met = Measure.ratio("  lost", Double(thousandReport.lost), atMost: 0) && met
+        return partialViews() && met
+    }
+
+    /// HyParView's partial views on a thousand nodes: they join, then 10% leave and as many join each minute
+    /// for five minutes; then the same writing as above runs over the neighbours the views hold at the end.
+    private static func partialViews() -> Bool {
+        var membership = MembershipSimulation(MembershipSimulation.Scenario())
+        let views = membership.run()
+        Measure.report("1,000 nodes with partial views, 10% churn a minute for 5 min", "\(views)")
+        var met = Measure.ratio("  checks with a part cut off", Double(views.checks - views.connectedChecks), atMost: 0)
+        met = Measure.ratio("  neighbours per node, most", Double(views.active.maximum), atMost: 5) && met
+        var overViews = Simulation.Scenario()
+        overViews.nodes = views.liveNodes
+        overViews.links = views.links
+        overViews.writingDuration = 5_000
+        var gossip = Simulation(overViews)
+        let report = gossip.run()
+        Measure.report("  the same writing over their neighbours, 5 s", "\(report)")
+        Measure.report("  messages", report.composition)
+        Measure.report(
+            "  sessions per node, mean / most",
+            String(format: "%.1f / %d", report.sessionsPerNode.mean, report.sessionsPerNode.maximum))
+        met = Measure.ratio("  lost", Double(report.lost), atMost: 0) && met
         return met
     }
 }

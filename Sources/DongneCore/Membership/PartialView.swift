@@ -1,0 +1,300 @@
+/// HyParView's partial views, as a pure value: which few peers a node keeps sessions with (its active view),
+/// and which it knows of to replace them (its passive view), so that a node of a network of thousands holds
+/// O(log n) sessions instead of one per node, and the overlay heals when nodes fail or leave.
+///
+/// It follows Leitão, Pereira and Rodrigues, "HyParView" (DSN 2007), §4:
+/// - A node joins through a contact, which takes it in and sends a ``MembershipMessage/forwardJoin(_:timeToLive:)``
+///   walk down each of its other links; where a walk ends the joiner is taken in, and a few steps before the end it
+///   is kept as a spare.
+/// - Neighbourhood is symmetric: a node taken in is told so, and one dropped (to make room) hears
+///   ``MembershipMessage/disconnect`` and keeps the dropper as a spare.
+/// - A node below its active size asks spares, one at a time each, to be its neighbour; a request is urgent when
+///   it has no neighbour at all, and an urgent request is never refused.
+/// - Every ``Settings/shuffleInterval`` a node sends a sample of itself, its neighbours and its spares on a
+///   random walk; where the walk ends, the receiver answers with as many of its spares, and both keep what they
+///   got, evicting what they sent first.
+///
+/// A stranger is on the network, so every message costs a bounded amount of work and state: lists beyond the
+/// sample size are cut, walks are no longer than ``Settings/activeWalkLength``, only neighbours may forward
+/// walks or disconnect, replies count only when asked for, and the views never exceed their sizes.
+///
+/// The shell reports sessions that end and addresses it cannot reach; the instance never waits on the network.
+public struct PartialView: Sendable {
+    /// The sizes and rhythms of the views.
+    public struct Settings: Sendable {
+        /// Neighbours a node keeps sessions with (the paper's log10(n) + 1, for n up to 10,000).
+        public var activeSize = 5
+        /// Spares a node knows of.
+        public var passiveSize = 30
+        /// Steps a join's walk takes (the paper's ARWL).
+        public var activeWalkLength = 6
+        /// Steps from a walk's end at which the joiner is kept as a spare (the paper's PRWL).
+        public var passiveWalkLength = 3
+        /// Milliseconds between a node's shuffles.
+        public var shuffleInterval: UInt64 = 10_000
+        /// Neighbours in a shuffle's sample.
+        public var shuffleActive = 3
+        /// Spares in a shuffle's sample.
+        public var shufflePassive = 4
+        /// Milliseconds a neighbour request waits for its answer before the spare counts as unreachable.
+        public var replyDeadline: UInt64 = 2_000
+        /// Milliseconds a node below its active size waits after a refused request before it asks again.
+        public var refillPause: UInt64 = 1_000
+
+        /// The paper's settings for networks up to about 10,000 nodes.
+        public init() {}
+
+        /// The most addresses a shuffle carries: the sender, its sampled neighbours and spares.
+        public var sampleSize: Int { 1 + shuffleActive + shufflePassive }
+    }
+
+    /// Something that happened.
+    public enum Event: Sendable, Equatable {
+        /// The node starts, joining through `contact` (nil: it is the first, or waits for spares).
+        case start(contact: PeerAddress?)
+        /// DNS-SD or the user named an address: a spare.
+        case discovered(PeerAddress)
+        /// A member said something.
+        case received(MembershipMessage, from: PeerAddress)
+        /// The session with a neighbour ended.
+        case lost(PeerAddress)
+        /// A message to this address could not be delivered (no session could be made).
+        case unreachable(PeerAddress)
+        /// A wake-up the instance asked for, or any later moment.
+        case timer
+    }
+
+    /// What the shell must do.
+    public enum Directive: Sendable, Equatable {
+        /// Send this to the member at this address (opening a session if there is none).
+        case send(MembershipMessage, to: PeerAddress)
+        /// This address is a neighbour now: hold a session with it.
+        case keep(PeerAddress)
+        /// This address is a neighbour no more: end the session once what was sent to it has left.
+        case drop(PeerAddress)
+        /// Deliver ``Event/timer`` at this time (milliseconds).
+        case wake(at: UInt64)
+    }
+
+    /// This node's own address, which it never keeps in a view.
+    public let ownAddress: PeerAddress
+    /// The settings.
+    public let settings: Settings
+    /// The neighbours.
+    public private(set) var active: Set<PeerAddress> = []
+    /// The spares.
+    public private(set) var passive: Set<PeerAddress> = []
+    /// Spares asked to be neighbours, with the time their answer is due.
+    public private(set) var asked: [PeerAddress: UInt64] = [:]
+    private var random: SplitMix64
+    private var now: UInt64 = 0
+    private var nextShuffle: UInt64?
+    private var nextRefill: UInt64 = 0
+    /// What the last shuffle sent (evicted first when its answer comes) and whether the answer is still due.
+    private var lastSample: [PeerAddress] = []
+    private var awaitingShuffleReply = false
+    private var output: [Directive] = []
+
+    /// The views of the node listening at `ownAddress`, empty until ``Event/start(contact:)``.
+    public init(ownAddress: PeerAddress, random: SplitMix64, settings: Settings = Settings()) {
+        self.ownAddress = ownAddress
+        self.random = random
+        self.settings = settings
+    }
+
+    /// Addresses the views hold: what the node's membership state grows with.
+    public var stateSize: Int { active.count + passive.count + asked.count }
+
+    /// Handles one event at `now` (milliseconds); what the shell must do.
+    public mutating func handle(_ event: Event, now: UInt64) -> [Directive] {
+        self.now = max(self.now, now)
+        switch event {
+        case .start(let contact): start(through: contact)
+        case .discovered(let address): addToPassive(address)
+        case .received(let message, let sender): received(message, from: sender)
+        case .lost(let address): lost(address)
+        case .unreachable(let address): unreachable(address)
+        case .timer: timer()
+        }
+        refill()
+        output.append(.wake(at: nextWake))
+        defer { output = [] }
+        return output
+    }
+
+    private mutating func start(through contact: PeerAddress?) {
+        if nextShuffle == nil { nextShuffle = now + UInt64.random(in: 1...settings.shuffleInterval, using: &random) }
+        guard let contact, contact != ownAddress else { return }
+        addToActive(contact)
+        output.append(.send(.join, to: contact))
+    }
+
+    private mutating func received(_ message: MembershipMessage, from sender: PeerAddress) {
+        guard sender != ownAddress else { return }
+        switch message {
+        case .join:
+            joined(sender)
+        case .forwardJoin(let joiner, let timeToLive):
+            guard active.contains(sender) else { return }
+            forwardJoin(joiner, timeToLive: min(timeToLive, settings.activeWalkLength), from: sender)
+        case .neighbour(let urgent):
+            let accepted = active.contains(sender) || urgent || active.count < settings.activeSize
+            if accepted { addToActive(sender) }
+            output.append(.send(.neighbourReply(accepted: accepted), to: sender))
+        case .neighbourReply(let accepted):
+            guard asked.removeValue(forKey: sender) != nil else { return }
+            if accepted {
+                addToActive(sender)
+            } else {
+                nextRefill = now + settings.refillPause
+            }
+        case .disconnect:
+            guard active.remove(sender) != nil else { return }
+            output.append(.drop(sender))
+            addToPassive(sender)
+        case .shuffle(let origin, let timeToLive, let addresses):
+            guard active.contains(sender) else { return }
+            shuffled(addresses.prefix(settings.sampleSize), from: origin, timeToLive: timeToLive, via: sender)
+        case .shuffleReply(let addresses):
+            guard awaitingShuffleReply else { return }
+            awaitingShuffleReply = false
+            integrate(addresses.prefix(settings.sampleSize), evictingFirst: lastSample)
+        }
+    }
+
+    /// A node joins through this one: taken in, and announced down every other link.
+    private mutating func joined(_ joiner: PeerAddress) {
+        addToActive(joiner)
+        for neighbour in active.sorted() where neighbour != joiner {
+            output.append(.send(.forwardJoin(joiner, timeToLive: settings.activeWalkLength), to: neighbour))
+        }
+    }
+
+    private mutating func forwardJoin(_ joiner: PeerAddress, timeToLive: Int, from sender: PeerAddress) {
+        guard joiner != ownAddress else { return }
+        if timeToLive <= 0 || active.count <= 1 {
+            if !active.contains(joiner) { ask(joiner, urgent: true) }
+            return
+        }
+        if timeToLive == settings.passiveWalkLength { addToPassive(joiner) }
+        guard let next = randomElement(of: active.subtracting([sender, joiner])) else {
+            if !active.contains(joiner) { ask(joiner, urgent: true) }
+            return
+        }
+        output.append(.send(.forwardJoin(joiner, timeToLive: timeToLive - 1), to: next))
+    }
+
+    private mutating func shuffled(
+        _ addresses: ArraySlice<PeerAddress>, from origin: PeerAddress, timeToLive: Int, via sender: PeerAddress
+    ) {
+        let remaining = min(timeToLive, settings.activeWalkLength) - 1
+        if remaining > 0, let next = randomElement(of: active.subtracting([sender, origin])) {
+            output.append(.send(.shuffle(origin: origin, timeToLive: remaining, addresses: Array(addresses)), to: next))
+            return
+        }
+        guard origin != ownAddress else { return }
+        let answer = sample(from: passive, count: addresses.count)
+        output.append(.send(.shuffleReply(answer), to: origin))
+        integrate(addresses + [origin], evictingFirst: answer)
+    }
+
+    /// A neighbour's session ended: it is gone (not kept as a spare, it may have failed).
+    private mutating func lost(_ address: PeerAddress) {
+        guard active.remove(address) != nil else { return }
+        nextRefill = now
+    }
+
+    /// Nothing reaches this address: forgotten everywhere.
+    private mutating func unreachable(_ address: PeerAddress) {
+        passive.remove(address)
+        if asked.removeValue(forKey: address) != nil { nextRefill = now }
+        if active.remove(address) != nil { output.append(.drop(address)) }
+    }
+
+    private mutating func timer() {
+        for (address, due) in asked.sorted(by: { $0.key < $1.key }) where due <= now {
+            asked[address] = nil
+            passive.remove(address)
+        }
+        if let due = nextShuffle, due <= now {
+            nextShuffle = now + settings.shuffleInterval
+            shuffle()
+        }
+    }
+
+    /// Sends a sample of this node's views on a walk that starts at a random neighbour.
+    private mutating func shuffle() {
+        guard let first = randomElement(of: active) else { return }
+        lastSample =
+            sample(from: active.subtracting([first]), count: settings.shuffleActive)
+            + sample(from: passive, count: settings.shufflePassive)
+        awaitingShuffleReply = true
+        output.append(
+            .send(.shuffle(origin: ownAddress, timeToLive: settings.activeWalkLength, addresses: lastSample), to: first))
+    }
+
+    /// Below its active size, the node asks spares (one request per spare at a time) to be neighbours.
+    private mutating func refill() {
+        guard nextRefill <= now else { return }
+        while active.count + asked.count < settings.activeSize,
+            let spare = randomElement(of: passive.subtracting(asked.keys))
+        {
+            ask(spare, urgent: active.isEmpty)
+        }
+    }
+
+    private mutating func ask(_ address: PeerAddress, urgent: Bool) {
+        guard asked[address] == nil else { return }
+        asked[address] = now + settings.replyDeadline
+        output.append(.send(.neighbour(urgent: urgent), to: address))
+    }
+
+    private mutating func addToActive(_ address: PeerAddress) {
+        guard address != ownAddress, !active.contains(address) else { return }
+        if active.count >= settings.activeSize, let dropped = randomElement(of: active) {
+            active.remove(dropped)
+            output.append(.send(.disconnect, to: dropped))
+            output.append(.drop(dropped))
+            addToPassive(dropped)
+        }
+        passive.remove(address)
+        asked[address] = nil
+        active.insert(address)
+        output.append(.keep(address))
+    }
+
+    private mutating func addToPassive(_ address: PeerAddress, evictingFirst preferred: [PeerAddress] = []) {
+        guard address != ownAddress, !active.contains(address), !passive.contains(address) else { return }
+        if passive.count >= settings.passiveSize {
+            let evicted = preferred.first(where: { passive.contains($0) }) ?? randomElement(of: passive)
+            if let evicted { passive.remove(evicted) }
+        }
+        passive.insert(address)
+    }
+
+    private mutating func integrate<S: Sequence<PeerAddress>>(_ addresses: S, evictingFirst sent: [PeerAddress]) {
+        var preferred = sent
+        for address in addresses {
+            addToPassive(address, evictingFirst: preferred)
+            preferred.removeAll { !passive.contains($0) }
+        }
+    }
+
+    private var nextWake: UInt64 {
+        var earliest = nextShuffle ?? UInt64.max
+        if let due = asked.values.min() { earliest = min(earliest, due) }
+        if active.count + asked.count < settings.activeSize, !passive.subtracting(asked.keys).isEmpty {
+            earliest = min(earliest, max(nextRefill, now))
+        }
+        return earliest
+    }
+
+    /// Up to `count` distinct members of `set`, at random (in a repeatable order for a given seed).
+    private mutating func sample(from set: Set<PeerAddress>, count: Int) -> [PeerAddress] {
+        Array(set.sorted().shuffled(using: &random).prefix(count))
+    }
+
+    private mutating func randomElement(of set: Set<PeerAddress>) -> PeerAddress? {
+        set.sorted().randomElement(using: &random)
+    }
+}

@@ -1,0 +1,206 @@
+import DongneCore
+import DongneSimulation
+import Testing
+
+/// The contract of ``PartialView`` (HyParView), one test per sentence of its documentation.
+@Suite struct PartialViewTests {
+    static func address(_ number: Int) -> PeerAddress { PeerAddress(host: "10.0.0.\(number)", port: 7_000) }
+    static let me = address(1)
+
+    /// Settings whose first shuffle comes long after any test ends.
+    static var quiet: PartialView.Settings {
+        var settings = PartialView.Settings()
+        settings.shuffleInterval = 1 << 40
+        return settings
+    }
+
+    static func view(_ settings: PartialView.Settings = quiet) -> PartialView {
+        PartialView(ownAddress: me, random: SplitMix64(seed: 7), settings: settings)
+    }
+
+    /// A view started alone, with `neighbours` taken in through urgent requests.
+    static func view(withNeighbours neighbours: [Int], _ settings: PartialView.Settings = quiet) -> PartialView {
+        var view = view(settings)
+        _ = view.handle(.start(contact: nil), now: 0)
+        for number in neighbours { _ = view.handle(.received(.neighbour(urgent: true), from: address(number)), now: 0) }
+        return view
+    }
+
+    static func sends(_ directives: [PartialView.Directive]) -> [(MembershipMessage, PeerAddress)] {
+        directives.compactMap { directive in
+            if case .send(let message, let to) = directive { (message, to) } else { nil }
+        }
+    }
+
+    @Test func aJoinerIsTakenInByItsContactAndAnnouncedDownEveryOtherLink() {
+        var view = Self.view(withNeighbours: [2, 3, 4])
+        let directives = view.handle(.received(.join, from: Self.address(9)), now: 10)
+        #expect(view.active.contains(Self.address(9)))
+        #expect(directives.contains(.keep(Self.address(9))))
+        let walks = Self.sends(directives).filter { $0.0 == .forwardJoin(Self.address(9), timeToLive: 6) }
+        #expect(Set(walks.map(\.1)) == [Self.address(2), Self.address(3), Self.address(4)])
+    }
+
+    @Test func theJoinerStartsWithItsContactAsNeighbour() {
+        var view = Self.view()
+        let directives = view.handle(.start(contact: Self.address(5)), now: 0)
+        #expect(view.active == [Self.address(5)])
+        #expect(directives.contains(.send(.join, to: Self.address(5))))
+    }
+
+    @Test func aWalkThatEndsAsksTheJoinerUrgently() {
+        var view = Self.view(withNeighbours: [2, 3])
+        let directives = view.handle(.received(.forwardJoin(Self.address(9), timeToLive: 0), from: Self.address(2)), now: 0)
+        #expect(directives.contains(.send(.neighbour(urgent: true), to: Self.address(9))))
+        _ = view.handle(.received(.neighbourReply(accepted: true), from: Self.address(9)), now: 50)
+        #expect(view.active.contains(Self.address(9)))
+    }
+
+    @Test func aWalkKeepsTheJoinerAsASpareNearItsEndAndGoesOnElsewhere() {
+        var view = Self.view(withNeighbours: [2, 3])
+        let directives = view.handle(.received(.forwardJoin(Self.address(9), timeToLive: 3), from: Self.address(2)), now: 0)
+        #expect(view.passive.contains(Self.address(9)))
+        #expect(Self.sends(directives).contains { $0.0 == .forwardJoin(Self.address(9), timeToLive: 2) && $0.1 == Self.address(3) })
+    }
+
+    @Test func anUrgentRequestIsNeverRefusedAndTheDroppedNeighbourBecomesASpare() {
+        var settings = Self.quiet
+        settings.activeSize = 2
+        var view = Self.view(withNeighbours: [2, 3], settings)
+        let directives = view.handle(.received(.neighbour(urgent: true), from: Self.address(9)), now: 0)
+        #expect(view.active.count == 2 && view.active.contains(Self.address(9)))
+        let dropped = Self.sends(directives).filter { $0.0 == .disconnect }.map(\.1)
+        #expect(dropped.count == 1 && view.passive.contains(dropped[0]) && directives.contains(.drop(dropped[0])))
+        #expect(directives.contains(.send(.neighbourReply(accepted: true), to: Self.address(9))))
+    }
+
+    @Test func aRequestThatIsNotUrgentIsRefusedWhenFullAndAcceptedWithRoom() {
+        var settings = Self.quiet
+        settings.activeSize = 2
+        var view = Self.view(withNeighbours: [2], settings)
+        #expect(view.handle(.received(.neighbour(urgent: false), from: Self.address(3)), now: 0)
+            .contains(.send(.neighbourReply(accepted: true), to: Self.address(3))))
+        #expect(view.handle(.received(.neighbour(urgent: false), from: Self.address(4)), now: 0)
+            .contains(.send(.neighbourReply(accepted: false), to: Self.address(4))))
+        #expect(view.active == [Self.address(2), Self.address(3)])
+    }
+
+    @Test func onlyNeighboursMayForwardWalksShuffleOrDisconnect() {
+        var view = Self.view(withNeighbours: [2, 3])
+        let before = (view.active, view.passive)
+        for message in [
+            MembershipMessage.forwardJoin(Self.address(9), timeToLive: 3), .disconnect,
+            .shuffle(origin: Self.address(8), timeToLive: 1, addresses: [Self.address(7)]),
+            .shuffleReply([Self.address(6)]), .neighbourReply(accepted: true),
+        ] {
+            let directives = view.handle(.received(message, from: Self.address(40)), now: 0)
+            #expect(Self.sends(directives).isEmpty, "\(message)")
+        }
+        #expect(view.active == before.0 && view.passive == before.1)
+    }
+
+    @Test func aNeighbourThatDisconnectsIsKeptAsASpare() {
+        var view = Self.view(withNeighbours: [2, 3])
+        let directives = view.handle(.received(.disconnect, from: Self.address(2)), now: 0)
+        #expect(directives.contains(.drop(Self.address(2))))
+        #expect(!view.active.contains(Self.address(2)))
+        // Kept as a spare, and at once asked again to fill the view (one request per spare).
+        #expect(view.passive.contains(Self.address(2)))
+        #expect(Self.sends(directives).filter { $0.0 == .neighbour(urgent: false) }.map(\.1) == [Self.address(2)])
+    }
+
+    @Test func aLostNeighbourIsReplacedFromTheSparesOneRequestPerSpare() {
+        var view = Self.view(withNeighbours: [2, 3, 4, 5, 6])
+        for spare in 20..<25 { _ = view.handle(.discovered(Self.address(spare)), now: 0) }
+        let directives = view.handle(.lost(Self.address(2)), now: 100)
+        let asked = Self.sends(directives).filter { $0.0 == .neighbour(urgent: false) }.map(\.1)
+        #expect(asked.count == 1 && (20..<25).map(Self.address).contains(asked[0]))
+        #expect(Self.sends(view.handle(.timer, now: 200)).isEmpty)
+    }
+
+    @Test func aRefusedRequestWaitsAndAnUnansweredOneForgetsTheSpare() {
+        var view = Self.view(withNeighbours: [2, 3, 4, 5])
+        let first = Self.sends(view.handle(.discovered(Self.address(20)), now: 0)).map(\.1)
+        #expect(first == [Self.address(20)])
+        #expect(Self.sends(view.handle(.discovered(Self.address(21)), now: 0)).isEmpty)
+        let refused = view.handle(.received(.neighbourReply(accepted: false), from: first[0]), now: 10)
+        #expect(Self.sends(refused).isEmpty)
+        #expect(refused.contains(.wake(at: 1_010)))
+        let second = Self.sends(view.handle(.timer, now: 1_010)).map(\.1)
+        #expect(second.count == 1)
+        _ = view.handle(.timer, now: 1_010 + 2_000)
+        #expect(!view.passive.contains(second[0]) && view.asked[second[0]] == nil)
+    }
+
+    @Test func aShuffleSendsASampleAndTheWalksEndAnswersWithAsManySpares() {
+        var settings = Self.quiet
+        settings.shuffleInterval = 1_000
+        var sender = Self.view(withNeighbours: [2, 3, 4], settings)
+        for spare in 20..<30 { _ = sender.handle(.discovered(Self.address(spare)), now: 0) }
+        let shuffles = Self.sends(sender.handle(.timer, now: 1_000)).compactMap { message, to -> [PeerAddress]? in
+            if case .shuffle(origin: Self.me, timeToLive: 6, addresses: let sample) = message { sample } else { nil }
+        }
+        #expect(shuffles.count == 1 && shuffles[0].count == 2 + 4)
+
+        var receiver = PartialView(ownAddress: Self.address(200), random: SplitMix64(seed: 3), settings: Self.quiet)
+        _ = receiver.handle(.start(contact: nil), now: 0)
+        _ = receiver.handle(.received(.neighbour(urgent: true), from: Self.address(50)), now: 0)
+        for spare in 60..<70 { _ = receiver.handle(.discovered(Self.address(spare)), now: 0) }
+        let answer = Self.sends(
+            receiver.handle(.received(.shuffle(origin: Self.me, timeToLive: 1, addresses: shuffles[0]), from: Self.address(50)), now: 5))
+        #expect(answer.count == 1 && answer[0].1 == Self.me)
+        guard case .shuffleReply(let spares) = answer[0].0 else { Issue.record("no reply"); return }
+        #expect(spares.count == shuffles[0].count && Set(spares).isSubset(of: Set((60..<70).map(Self.address))))
+        #expect(receiver.passive.contains(Self.me) && receiver.passive.count == 17)
+
+        _ = sender.handle(.received(.shuffleReply(spares), from: Self.address(2)), now: 10)
+        #expect(Set(spares).isSubset(of: sender.passive))
+        // A second answer to the same shuffle is not taken.
+        _ = sender.handle(.received(.shuffleReply([Self.address(99)]), from: Self.address(98)), now: 11)
+        #expect(!sender.passive.contains(Self.address(99)))
+    }
+
+    @Test func noMessageGrowsTheViewsBeyondTheirSizesOrWalksFurtherThanTheLongestWalk() {
+        var settings = Self.quiet
+        settings.passiveSize = 10
+        var view = Self.view(withNeighbours: [2, 3], settings)
+        var generator = SplitMix64(seed: 11)
+        for step in 0..<5_000 {
+            let from = Self.address(Int.random(in: 2...6, using: &generator))
+            let many = (0..<50).map { _ in Self.address(Int.random(in: 2...250, using: &generator)) }
+            let message: MembershipMessage =
+                switch step % 5 {
+                case 0: .shuffle(origin: many[0], timeToLive: 1_000, addresses: many)
+                case 1: .forwardJoin(many[1], timeToLive: 1_000)
+                case 2: .neighbour(urgent: step % 2 == 0)
+                case 3: .join
+                default: .shuffleReply(many)
+                }
+            let directives = view.handle(.received(message, from: from), now: UInt64(step))
+            for (sent, _) in Self.sends(directives) {
+                switch sent {
+                case .forwardJoin(_, let timeToLive), .shuffle(_, let timeToLive, _): #expect(timeToLive <= settings.activeWalkLength)
+                case .shuffleReply(let addresses): #expect(addresses.count <= settings.sampleSize)
+                case .join, .neighbour, .neighbourReply, .disconnect: break
+                }
+            }
+            #expect(view.active.count <= settings.activeSize && view.passive.count <= settings.passiveSize)
+            #expect(!view.active.contains(Self.me) && !view.passive.contains(Self.me))
+            #expect(view.active.isDisjoint(with: view.passive))
+        }
+    }
+
+    @Test func twoHundredNodesJoinIntoOneOverlayThatStaysWholeThroughChurn() {
+        var scenario = MembershipSimulation.Scenario()
+        scenario.nodes = 200
+        scenario.settle = 20_000
+        scenario.churnMinutes = 2
+        var simulation = MembershipSimulation(scenario)
+        let report = simulation.run()
+        #expect(report.left == 40 && report.joined == 40 && report.liveNodes == 200)
+        #expect(report.connectedChecks == report.checks, "\(report)")
+        #expect(report.active.maximum <= 5 && report.active.mean >= 4, "\(report)")
+        #expect(report.passive.maximum <= 30)
+        #expect(report.oneSidedLinks <= 10, "\(report)")
+    }
+}
