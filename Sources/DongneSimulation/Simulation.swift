@@ -42,6 +42,16 @@ public struct Simulation {
         /// These links (pairs of node numbers, the first dials the second) instead of a ring with random extra
         /// links: an overlay another run built, such as ``MembershipSimulation``'s neighbours.
         public var links: [[Int]]? = nil
+        /// Each node keeps HyParView's partial views (``PartialView``, exactly as it ships) and holds sessions
+        /// with its neighbours only, instead of fixed links: the nodes join one after another during
+        /// ``warmUp``, through a random node already in, every ``joinSpacing`` milliseconds. Their membership
+        /// messages take the link's delay and are not counted among ``Report/messages``.
+        public var partialViews: PartialView.Settings? = nil
+        /// Milliseconds between two nodes' joins at the start, with partial views.
+        public var joinSpacing: UInt64 = 20
+        /// With partial views: the share of ``nodes`` that leave (without a word) each minute of writing, as
+        /// many new nodes joining. A document counts as lost when a node live at the end lacks it.
+        public var churnPerMinute = 0.0
         /// A blob to fetch, if any (``BlobWorkload``).
         public var blob: BlobWorkload? = nil
         /// The seed of every random choice: the same seed, the same run.
@@ -106,6 +116,10 @@ public struct Simulation {
         public let copiesPerDocument: Double
         /// Sessions each node holds at the end: the mean and the most (a node's state grows with them).
         public let sessionsPerNode: (mean: Double, maximum: Int)
+        /// With partial views: nodes that left and joined while documents were written, documents that left
+        /// with their writer before reaching anyone, and the membership messages sent per document written (nil
+        /// without partial views).
+        public let churn: (left: Int, joined: Int, goneWithWriter: Int, membershipMessagesPerOperation: Double)?
 
         /// The figures in one line.
         public var description: String {
@@ -113,6 +127,11 @@ public struct Simulation {
                 "published \(published), lost \(lost), messages/op \(String(format: "%.2f", messagesPerOperation)), "
                 + "latency median \(medianLatency) ms, max \(maximumLatency) ms, keepalives \(keepalives)"
             if let catchUpAfterHeal { text += ", everything everywhere \(catchUpAfterHeal) ms after the heal" }
+            if let churn {
+                text += ", \(churn.left) left and \(churn.joined) joined (\(churn.goneWithWriter) documents left with "
+                    + "their writer), membership messages/op "
+                    + String(format: "%.2f", churn.membershipMessagesPerOperation)
+            }
             return text
         }
 
@@ -134,6 +153,10 @@ public struct Simulation {
         case dialled(from: Int, to: Int)
         case startBlob
         case leave(node: Int)
+        /// With partial views: a node joins (-1: a new one, during churn; -2: a random live one leaves).
+        case join(node: Int)
+        case view(PartialView.Event, node: Int)
+        case viewWake(node: Int)
     }
 
     /// One end of a session: the node, its number for the session, and the other end.
@@ -174,12 +197,21 @@ public struct Simulation {
     private var blobFetched: UInt64?
     private var chunksSent: [Int: Int] = [:]
     private var gone: Set<Int> = []
+    /// With partial views: each node's views, when its views want waking, the nodes not joined yet, and the
+    /// membership messages sent.
+    private var views: [PartialView] = []
+    private var viewWakeAt: [UInt64?] = []
+    private var notJoined: [Int] = []
+    private var membershipMessages = 0
+    private var (left, joined) = (0, 0)
+    private var joinedAt: [Int: UInt64] = [:]
 
     /// A simulation of `scenario`.
     public init(_ scenario: Scenario) {
         self.scenario = scenario
         random = SplitMix64(seed: scenario.seed)
-        let keys = (0..<scenario.nodes).map { node in
+        let joiners = scenario.partialViews == nil ? 0 : Self.churn(scenario) * Int(scenario.writingDuration / 60_000)
+        let keys = (0..<scenario.nodes + joiners).map { node in
             let (low, high) = (UInt8(truncatingIfNeeded: node), UInt8(truncatingIfNeeded: node >> 8))
             return SigningKey(seed: [UInt8](repeating: low, count: 31) + [0x5e ^ high])!
         }
@@ -189,11 +221,26 @@ public struct Simulation {
                 identity: keys[node].publicKey, now: 0,
                 random: SplitMix64(seed: scenario.seed &* 1_000 &+ UInt64(node)), settings: scenario.settings)
         }
-        stores = Array(repeating: Store(), count: scenario.nodes)
-        wakeAt = Array(repeating: nil, count: scenario.nodes)
-        nextPeer = Array(repeating: 1, count: scenario.nodes)
-        uplinkFreeAt = Array(repeating: 0, count: scenario.nodes)
+        stores = Array(repeating: Store(), count: keys.count)
+        wakeAt = Array(repeating: nil, count: keys.count)
+        nextPeer = Array(repeating: 1, count: keys.count)
+        uplinkFreeAt = Array(repeating: 0, count: keys.count)
+        if let settings = scenario.partialViews {
+            views = keys.indices.map { node in
+                PartialView(
+                    ownAddress: Self.address(of: node), random: SplitMix64(seed: scenario.seed &* 7_919 &+ UInt64(node)),
+                    settings: settings)
+            }
+            viewWakeAt = Array(repeating: nil, count: keys.count)
+            notJoined = Array(scenario.nodes..<keys.count)
+            gone = Set(keys.indices)  // until each joins
+        }
         if let workload = scenario.blob { blob = Self.makeBlob(size: workload.size) }
+    }
+
+    /// Nodes that leave each minute of churn (as many join).
+    private static func churn(_ scenario: Scenario) -> Int {
+        Int((Double(scenario.nodes) * scenario.churnPerMinute).rounded())
     }
 
     /// A blob of pseudo-random bytes and its manifest.
@@ -220,7 +267,9 @@ public struct Simulation {
 
     /// A node goes away: every session of its ends (its peers hear the close), and it handles nothing more.
     private mutating func leave(_ node: Int, at time: UInt64) {
+        guard !gone.contains(node) else { return }
         gone.insert(node)
+        if !views.isEmpty { viewsLose(node, at: time) }
         for end in sessions.keys.filter({ $0.node == node }).sorted(by: { $0.id < $1.id }) { hangUp(end, at: time) }
     }
 
@@ -246,7 +295,7 @@ public struct Simulation {
     /// Runs the workload, then lets the network settle; what it measured.
     public mutating func run() -> Report {
         for node in 0..<scenario.nodes { handle(.joinedChanged([channel]), at: node, time: 0) }
-        connect()
+        if scenario.partialViews == nil { connect() } else { scheduleJoinsAndChurn() }
         let total = scenario.messagesPerSecond * Int(scenario.writingDuration) / 1_000
         if scenario.blob != nil { queue.push(.startBlob, at: scenario.warmUp) }
         if let leaving = scenario.blob?.leaving { queue.push(.leave(node: leaving.node), at: scenario.warmUp + leaving.after) }
@@ -299,7 +348,11 @@ public struct Simulation {
 
     private mutating func step(_ item: Item, at time: UInt64) {
         switch item {
-        case .publish(let node):
+        case .publish(var node):
+            if gone.contains(node) {
+                guard let live = (0..<keys.count).filter({ !gone.contains($0) }).randomElement(using: &random) else { return }
+                node = live
+            }
             counter += 1
             let body = DocumentBody.message(
                 Message(channel: channel, senderName: "n\(node)", content: .text("m\(counter)")))
@@ -321,11 +374,23 @@ public struct Simulation {
             wakeAt[node] = nil
             handle(.timer, at: node, time: time)
         case .dialled(let from, let to):
-            open(from: from, to: to, at: time)
+            if gone.contains(to) {  // it left while the dial was on its way
+                queue.push(.event(.dialFailed(Self.address(of: to)), node: from), at: time + scenario.linkDelay)
+            } else {
+                open(from: from, to: to, at: time)
+            }
         case .startBlob:
             startBlobWorkload(at: time)
         case .leave(let node):
             leave(node, at: time)
+        case .join(let node):
+            join(node, at: time)
+        case .view(let event, let node):
+            handleView(event, at: node, time: time)
+        case .viewWake(let node):
+            guard let due = viewWakeAt[node], due <= time else { return }
+            viewWakeAt[node] = nil
+            handleView(.timer, at: node, time: time)
         }
     }
 
@@ -370,11 +435,13 @@ public struct Simulation {
             case .close(let id, _), .sayGoodbye(let id):
                 hangUp(LinkEnd(node: node, id: id), at: time)
             case .dial(let address):
-                guard let peer = Self.node(at: address), peer < scenario.nodes else {
+                guard let peer = Self.node(at: address), peer < keys.count else {
                     answers.append(.dialFailed(address))
                     continue
                 }
-                if partitioned(node, peer, at: time) {
+                if gone.contains(peer) {
+                    queue.push(.event(.dialFailed(address), node: node), at: time + 2 * scenario.linkDelay)  // refused
+                } else if partitioned(node, peer, at: time) {
                     queue.push(.event(.dialFailed(address), node: node), at: time + 5_000)  // connect's timeout
                 } else {
                     queue.push(.dialled(from: node, to: peer), at: time + 2 * scenario.linkDelay)
@@ -492,10 +559,20 @@ public struct Simulation {
         var latencies: [UInt64] = []
         var lost = 0
         var lastArrival: UInt64 = 0
+        // With churn, what counts is the nodes live at the end; a node's latency counts for documents written
+        // after it joined (one that joins later fetches what it missed, which is not a document's spread).
+        let expected = scenario.partialViews == nil ? Array(0..<scenario.nodes) : keys.indices.filter { !gone.contains($0) }
+        var goneWithWriter = 0
         for (id, published) in publishedAt {
             let seen = arrivals[id] ?? [:]
-            lost += scenario.nodes - seen.count
-            for (_, time) in seen {
+            // A document whose only copy left with its writer (which left before sending it) is beyond any
+            // protocol: counted apart, not as lost.
+            if seen.count == 1, let writer = seen.keys.first, gone.contains(writer), scenario.partialViews != nil {
+                goneWithWriter += 1
+                continue
+            }
+            lost += expected.count { seen[$0] == nil }
+            for (node, time) in seen where (joinedAt[node] ?? 0) <= published {
                 latencies.append(time - published)
                 lastArrival = max(lastArrival, time)
             }
@@ -512,17 +589,95 @@ public struct Simulation {
             },
             blobFetched: blobFetched, chunksSent: chunksSent, blobIntact: fetchedBlobIsIntact,
             messagesByType: messagesByType, copiesPerDocument: Double(copiesSent) / Double(operations),
-            sessionsPerNode: sessionCounts)
+            sessionsPerNode: sessionCounts,
+            churn: views.isEmpty
+                ? nil : (left, joined, goneWithWriter, Double(membershipMessages) / Double(operations)))
     }
 
     private var sessionCounts: (mean: Double, maximum: Int) {
         let counts = Dictionary(grouping: sessions.keys, by: \.node).mapValues(\.count)
-        return (Double(counts.values.reduce(0, +)) / Double(max(1, scenario.nodes)), counts.values.max() ?? 0)
+        let live = keys.count - gone.count
+        return (Double(counts.values.reduce(0, +)) / Double(max(1, live)), counts.values.max() ?? 0)
     }
 
     private var fetchedBlobIsIntact: Bool {
         guard let workload = scenario.blob, let blob else { return false }
         let chunks = stores[workload.fetcher].chunks[blob.manifest.hash] ?? [:]
         return chunks.count == blob.chunks.count && blob.chunks.indices.allSatisfy { chunks[$0] == blob.chunks[$0] }
+    }
+}
+
+// MARK: - Partial views and churn
+
+extension Simulation {
+    /// The first nodes join one after another; during the writing, nodes leave and as many new ones join.
+    private mutating func scheduleJoinsAndChurn() {
+        for node in 0..<scenario.nodes { queue.push(.join(node: node), at: UInt64(node) * scenario.joinSpacing) }
+        for minute in 0..<scenario.writingDuration / 60_000 {
+            for _ in 0..<Self.churn(scenario) {
+                let start = scenario.warmUp + minute * 60_000
+                queue.push(.join(node: -2), at: start + UInt64.random(in: 0..<60_000, using: &random))
+                queue.push(.join(node: -1), at: start + UInt64.random(in: 0..<60_000, using: &random))
+            }
+        }
+    }
+
+    /// A node joins through a random live node (-1: the next new node; -2: a random live node leaves instead).
+    private mutating func join(_ node: Int, at time: UInt64) {
+        let live = (0..<keys.count).filter { !gone.contains($0) }
+        if node == -2 {
+            if let leaving = live.randomElement(using: &random) {
+                left += 1
+                leave(leaving, at: time)
+            }
+            return
+        }
+        let node = node >= 0 ? node : notJoined.removeFirst()
+        if node >= scenario.nodes { joined += 1 }
+        gone.remove(node)
+        joinedAt[node] = time
+        handle(.joinedChanged([channel]), at: node, time: time)
+        let contact = live.randomElement(using: &random).map(Self.address(of:))
+        handleView(.start(contact: contact), at: node, time: time)
+    }
+
+    /// The neighbours of a node that left hear their sessions with it end, and stop dialling it.
+    private mutating func viewsLose(_ node: Int, at time: UInt64) {
+        let address = Self.address(of: node)
+        for other in views.indices where !gone.contains(other) && views[other].active.contains(address) {
+            queue.push(.view(.lost(address), node: other), at: time + scenario.linkDelay)
+            queue.push(.event(.forget(address), node: other), at: time + scenario.linkDelay)
+        }
+    }
+
+    /// Runs a node's views, and carries out what they decide: membership messages over the network, sessions
+    /// with neighbours (dialled by the node with the smaller number) and none with the others.
+    private mutating func handleView(_ event: PartialView.Event, at node: Int, time: UInt64) {
+        guard !gone.contains(node) else { return }
+        for directive in views[node].handle(event, now: time) {
+            switch directive {
+            case .send(let message, let address):
+                guard let peer = Self.node(at: address), peer < keys.count, !gone.contains(peer) else {
+                    queue.push(.view(.unreachable(address), node: node), at: time + 2 * scenario.linkDelay)
+                    continue
+                }
+                if time >= scenario.warmUp { membershipMessages += 1 }
+                let delay = scenario.linkDelay + UInt64.random(in: 0...scenario.jitter, using: &random)
+                queue.push(.view(.received(message, from: Self.address(of: node)), node: peer), at: time + delay)
+            case .keep(let address):
+                if let peer = Self.node(at: address), node < peer { handle(.connect(address), at: node, time: time) }
+            case .drop(let address):
+                handle(.forget(address), at: node, time: time)
+                guard let peer = Self.node(at: address) else { continue }
+                for end in sessions.keys.filter({ $0.node == node && sessions[$0]?.node == peer }) {
+                    hangUp(end, at: time)
+                    handle(.closed(end.id, reason: "no longer a neighbour"), at: node, time: time)
+                }
+            case .wake(let at):
+                guard at != UInt64.max, viewWakeAt[node].map({ at < $0 || $0 <= time }) ?? true else { continue }
+                viewWakeAt[node] = at
+                queue.push(.viewWake(node: node), at: max(at, time))
+            }
+        }
     }
 }

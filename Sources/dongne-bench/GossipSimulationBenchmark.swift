@@ -82,6 +82,26 @@ enum GossipSimulationBenchmark {
             "  sessions per node, mean / most",
             String(format: "%.1f / %d", report.sessionsPerNode.mean, report.sessionsPerNode.maximum))
         met = Measure.ratio("  lost", Double(report.lost), atMost: 0) && met
-        return met
+        return churnRun() && met
+    }
+
+    /// Gossip over partial views while nodes come and go: 1,000 nodes join, then for a minute of writing (10 a
+    /// second, to keep the run to a few minutes) 10% of them leave and as many join.
+    private static func churnRun() -> Bool {
+        var scenario = Simulation.Scenario()
+        scenario.nodes = 1_000
+        scenario.partialViews = PartialView.Settings()
+        scenario.warmUp = 1_000 * scenario.joinSpacing + 30_000
+        scenario.writingDuration = 60_000
+        scenario.messagesPerSecond = 10
+        scenario.churnPerMinute = 0.1
+        var simulation = Simulation(scenario)
+        let report = simulation.run()
+        Measure.report("1,000 nodes on partial views, 10% leave and join in 1 min", "\(report)")
+        Measure.report("  messages", report.composition)
+        Measure.report(
+            "  sessions per node, mean / most",
+            String(format: "%.1f / %d", report.sessionsPerNode.mean, report.sessionsPerNode.maximum))
+        return Measure.ratio("  lost (at nodes live at the end)", Double(report.lost), atMost: 0)
     }
 }

@@ -204,3 +204,23 @@ import Testing
         #expect(report.oneSidedLinks <= 10, "\(report)")
     }
 }
+
+/// Gossip over partial views while nodes come and go: the real peer cores, with sessions only to neighbours.
+@Suite struct GossipOverPartialViewsTests {
+    @Test func nothingIsLostWhileATenthOfTheNodesLeavesAndJoinsEachMinute() {
+        var scenario = Simulation.Scenario()
+        scenario.nodes = 40
+        scenario.partialViews = PartialView.Settings()
+        scenario.warmUp = 40 * scenario.joinSpacing + 10_000
+        scenario.writingDuration = 60_000
+        scenario.messagesPerSecond = 10
+        scenario.churnPerMinute = 0.1
+        var simulation = Simulation(scenario)
+        let report = simulation.run()
+        let churn = try! #require(report.churn)
+        #expect(churn.left == 4 && churn.joined == 4)
+        #expect(report.lost == 0 && report.published == 600, "\(report)")
+        #expect(report.sessionsPerNode.maximum <= 2 * PartialView.Settings().activeSize, "\(report)")
+        #expect(report.sessionsPerNode.mean <= Double(PartialView.Settings().activeSize) + 0.5, "\(report)")
+    }
+}

@@ -151,6 +151,20 @@ import Testing
         #expect(Self.dials(own).isEmpty)
     }
 
+    @Test func anAddressItsMembershipLayerDroppedIsNoLongerDialled() {
+        var core = Self.core()
+        _ = core.handle(.connect(Self.address), now: 0)
+        Self.establish(&core, 1, with: Self.sorted[2], dialled: Self.address)
+        _ = core.handle(.forget(Self.address), now: 10)
+        _ = core.handle(.closed(PeerID(1), reason: "no longer a neighbour"), now: 20)
+        for now: UInt64 in [1_020, 5_000, 60_000] { #expect(Self.dials(core.handle(.timer, now: now)).isEmpty) }
+        // Forgotten while a redial waits: the redial does not go.
+        _ = core.handle(.connect(Self.address), now: 60_000)
+        _ = core.handle(.dialFailed(Self.address), now: 60_001)
+        _ = core.handle(.forget(Self.address), now: 60_002)
+        #expect(Self.dials(core.handle(.timer, now: 62_000)).isEmpty)
+    }
+
     // MARK: Liveness
 
     @Test func aQuietSessionSendsKeepalivesAndASilentOneClosesAfterSixSeconds() {

@@ -22,6 +22,13 @@ extension PeerInstance {
         output.append(.dial(address))
     }
 
+    /// No more dials to `address`; a session it has goes on until it ends.
+    mutating func forget(_ address: PeerAddress) {
+        dialTargets[address] = nil
+        redialAt[address] = nil
+        coveredAddresses[address] = nil
+    }
+
     /// Carries out what the DNS-SD directory decided.
     mutating func follow(_ directives: [DiscoveryDirectory.Directive]) {
         for directive in directives {
@@ -29,11 +36,7 @@ extension PeerInstance {
             case .connect(let host, let port):
                 connect(to: PeerAddress(host: host, port: port))
             case .forget(let host, let port):
-                // No more dials; a session it has goes on until it ends.
-                let address = PeerAddress(host: host, port: port)
-                dialTargets[address] = nil
-                redialAt[address] = nil
-                coveredAddresses[address] = nil
+                forget(PeerAddress(host: host, port: port))
             case .log(let line):
                 output.append(.notify(.discovery(line)))
             }

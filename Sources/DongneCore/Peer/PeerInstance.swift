@@ -35,6 +35,9 @@ public struct PeerInstance: Sendable {
         case datagramPort(UInt16)
         /// The user asked to stay connected to this address.
         case connect(PeerAddress)
+        /// Stop dialling this address (a membership layer dropped it); a session with it goes on until the shell
+        /// ends it.
+        case forget(PeerAddress)
         /// This node advertises itself under this DNS-SD instance name (which it never dials).
         case advertised(instance: String)
         /// DNS-SD reported something.
@@ -333,6 +336,7 @@ public struct PeerInstance: Sendable {
             for datagram in datagrams { send(datagram.message, to: datagram.peer) }
         case .datagramPort(let port): datagramPort = port
         case .connect(let address): connect(to: address)
+        case .forget(let address): forget(address)
         case .advertised(let instance): directory = DiscoveryDirectory(ownInstance: instance)
         case .discovered(let report): follow(directory.handle(report))
         case .published(let document, let channel):
