@@ -51,15 +51,20 @@ enum GossipSimulationBenchmark {
         var large = Simulation.Scenario()
         large.nodes = 1_000
         large.writingDuration = 5_000
-        var thousand = Simulation(large)
-        let thousandReport = thousand.run()
-        Measure.report("1,000 nodes, same links and rate, 5 s of writing", "\(thousandReport)")
-        Measure.report("  messages", thousandReport.composition)
+        met = runAndReport("1,000 nodes, same links and rate, 5 s of writing", large) && met
+        return partialViews() && met
+    }
+
+    /// Runs `scenario` and prints its figures, its messages, its sessions per node and whether nothing was lost.
+    private static func runAndReport(_ label: String, _ scenario: Simulation.Scenario) -> Bool {
+        var simulation = Simulation(scenario)
+        let report = simulation.run()
+        Measure.report(label, "\(report)")
+        Measure.report("  messages", report.composition)
         Measure.report(
             "  sessions per node, mean / most",
-            String(format: "%.1f / %d", thousandReport.sessionsPerNode.mean, thousandReport.sessionsPerNode.maximum))
-        met = Measure.ratio("  lost", Double(thousandReport.lost), atMost: 0) && met
-        return partialViews() && met
+            String(format: "%.1f / %d", report.sessionsPerNode.mean, report.sessionsPerNode.maximum))
+        return Measure.ratio("  lost", Double(report.lost), atMost: 0)
     }
 
     /// HyParView's partial views on a thousand nodes: they join, then 10% leave and as many join each minute
@@ -74,14 +79,7 @@ enum GossipSimulationBenchmark {
         overViews.nodes = views.liveNodes
         overViews.links = views.links
         overViews.writingDuration = 5_000
-        var gossip = Simulation(overViews)
-        let report = gossip.run()
-        Measure.report("  the same writing over their neighbours, 5 s", "\(report)")
-        Measure.report("  messages", report.composition)
-        Measure.report(
-            "  sessions per node, mean / most",
-            String(format: "%.1f / %d", report.sessionsPerNode.mean, report.sessionsPerNode.maximum))
-        met = Measure.ratio("  lost", Double(report.lost), atMost: 0) && met
+        met = runAndReport("  the same writing over their neighbours, 5 s", overViews) && met
         return churnRun() && met
     }
 
@@ -95,13 +93,7 @@ enum GossipSimulationBenchmark {
         scenario.writingDuration = 60_000
         scenario.messagesPerSecond = 10
         scenario.churnPerMinute = 0.1
-        var simulation = Simulation(scenario)
-        let report = simulation.run()
-        Measure.report("1,000 nodes on partial views, 10% leave and join in 1 min", "\(report)")
-        Measure.report("  messages", report.composition)
-        Measure.report(
-            "  sessions per node, mean / most",
-            String(format: "%.1f / %d", report.sessionsPerNode.mean, report.sessionsPerNode.maximum))
-        return Measure.ratio("  lost (at nodes live at the end)", Double(report.lost), atMost: 0)
+        // Lost counts at the nodes live at the end.
+        return runAndReport("1,000 nodes on partial views, 10% leave and join in 1 min", scenario)
     }
 }
