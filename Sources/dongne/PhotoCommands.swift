@@ -114,6 +114,7 @@ extension Session {
         opener.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         opener.arguments = ["xdg-open", file]
         do { try opener.run() } catch { throw CommandError("xdg-open could not start: \(error.localizedDescription)") }
+        Thread.detachNewThread { opener.waitUntilExit() }  // reaped, so no zombie stays behind
         console.write(.notice("opened \(file)"))
     }
 

@@ -48,6 +48,12 @@ import Testing
         #expect(directives.contains(.send(.join, to: Self.address(5))))
     }
 
+    @Test func aNeighbourJoiningAgainStartsNoWalks() {
+        var view = Self.view(withNeighbours: [2, 3, 4])
+        _ = view.handle(.received(.join, from: Self.address(9)), now: 0)
+        #expect(Self.sends(view.handle(.received(.join, from: Self.address(9)), now: 1)).isEmpty)
+    }
+
     @Test func aWalkThatEndsAsksTheJoinerUrgently() {
         var view = Self.view(withNeighbours: [2, 3])
         let directives = view.handle(.received(.forwardJoin(Self.address(9), timeToLive: 0), from: Self.address(2)), now: 0)
@@ -169,9 +175,11 @@ import Testing
             let from = Self.address(Int.random(in: 2...6, using: &generator))
             let many = (0..<50).map { _ in Self.address(Int.random(in: 2...250, using: &generator)) }
             let message: MembershipMessage =
-                switch step % 5 {
-                case 0: .shuffle(origin: many[0], timeToLive: 1_000, addresses: many)
-                case 1: .forwardJoin(many[1], timeToLive: 1_000)
+                switch step % 7 {
+                case 0: .shuffle(origin: many[0], timeToLive: step % 2 == 0 ? 1_000 : Int.min, addresses: many)
+                case 1: .forwardJoin(many[1], timeToLive: step % 2 == 0 ? 1_000 : Int.min)
+                case 5: .forwardJoin(many[2], timeToLive: 0)
+                case 6: .shuffle(origin: many[3], timeToLive: 0, addresses: many)
                 case 2: .neighbour(urgent: step % 2 == 0)
                 case 3: .join
                 default: .shuffleReply(many)
@@ -187,6 +195,8 @@ import Testing
             #expect(view.active.count <= settings.activeSize && view.passive.count <= settings.passiveSize)
             #expect(!view.active.contains(Self.me) && !view.passive.contains(Self.me))
             #expect(view.active.isDisjoint(with: view.passive))
+            #expect(view.asked.count <= settings.activeSize)
+            #expect(Self.sends(directives).count { $0.0 == .neighbour(urgent: true) } <= 1)
         }
     }
 

@@ -92,7 +92,7 @@ public struct PartialView: Sendable {
     private var nextRefill: UInt64 = 0
     /// What the last shuffle sent (evicted first when its answer comes) and whether the answer is still due.
     private var lastSample: [PeerAddress] = []
-    private var awaitingShuffleReply = false
+    private var shuffleReplyDue: UInt64?
     private var output: [Directive] = []
 
     /// The views of the node listening at `ownAddress`, empty until ``Event/start(contact:)``.
@@ -156,14 +156,16 @@ public struct PartialView: Sendable {
             guard active.contains(sender) else { return }
             shuffled(addresses.prefix(settings.sampleSize), from: origin, timeToLive: timeToLive, via: sender)
         case .shuffleReply(let addresses):
-            guard awaitingShuffleReply else { return }
-            awaitingShuffleReply = false
+            guard let due = shuffleReplyDue, now <= due else { return }
+            shuffleReplyDue = nil
             integrate(addresses.prefix(settings.sampleSize), evictingFirst: lastSample)
         }
     }
 
     /// A node joins through this one: taken in, and announced down every other link.
     private mutating func joined(_ joiner: PeerAddress) {
+        // A neighbour joining again starts no walks: walks would multiply with every repeat.
+        guard !active.contains(joiner) else { return }
         addToActive(joiner)
         for neighbour in active.sorted() where neighbour != joiner {
             output.append(.send(.forwardJoin(joiner, timeToLive: settings.activeWalkLength), to: neighbour))
@@ -187,7 +189,7 @@ public struct PartialView: Sendable {
     private mutating func shuffled(
         _ addresses: ArraySlice<PeerAddress>, from origin: PeerAddress, timeToLive: Int, via sender: PeerAddress
     ) {
-        let remaining = min(timeToLive, settings.activeWalkLength) - 1
+        let remaining = max(0, min(timeToLive, settings.activeWalkLength)) - 1
         if remaining > 0, let next = randomElement(of: active.subtracting([sender, origin])) {
             output.append(.send(.shuffle(origin: origin, timeToLive: remaining, addresses: Array(addresses)), to: next))
             return
@@ -208,7 +210,10 @@ public struct PartialView: Sendable {
     private mutating func unreachable(_ address: PeerAddress) {
         passive.remove(address)
         if asked.removeValue(forKey: address) != nil { nextRefill = now }
-        if active.remove(address) != nil { output.append(.drop(address)) }
+        if active.remove(address) != nil {
+            output.append(.drop(address))
+            nextRefill = now
+        }
     }
 
     private mutating func timer() {
@@ -228,7 +233,8 @@ public struct PartialView: Sendable {
         lastSample =
             sample(from: active.subtracting([first]), count: settings.shuffleActive)
             + sample(from: passive, count: settings.shufflePassive)
-        awaitingShuffleReply = true
+        // A walk may end back here (no answer comes); the window closes with the reply deadline either way.
+        shuffleReplyDue = now + settings.replyDeadline
         output.append(
             .send(.shuffle(origin: ownAddress, timeToLive: settings.activeWalkLength, addresses: lastSample), to: first))
     }
@@ -239,12 +245,14 @@ public struct PartialView: Sendable {
         while active.count + asked.count < settings.activeSize,
             let spare = randomElement(of: passive.subtracting(asked.keys))
         {
-            ask(spare, urgent: active.isEmpty)
+            // Only one request is urgent (one node is enough to be connected again); each forces a room.
+            ask(spare, urgent: active.isEmpty && asked.isEmpty)
         }
     }
 
     private mutating func ask(_ address: PeerAddress, urgent: Bool) {
-        guard asked[address] == nil else { return }
+        // Bounded: walks a neighbour ends at will cannot grow the requests (nor the connections they open).
+        guard asked[address] == nil, asked.count < settings.activeSize else { return }
         asked[address] = now + settings.replyDeadline
         output.append(.send(.neighbour(urgent: urgent), to: address))
     }
