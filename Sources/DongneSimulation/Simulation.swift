@@ -238,6 +238,9 @@ public struct Simulation {
         if let workload = scenario.blob { blob = Self.makeBlob(size: workload.size) }
     }
 
+    /// The nodes that have joined and not left, in order.
+    private var liveNodes: [Int] { keys.indices.filter { !gone.contains($0) } }
+
     /// Nodes that leave each minute of churn (as many join).
     private static func churn(_ scenario: Scenario) -> Int {
         Int((Double(scenario.nodes) * scenario.churnPerMinute).rounded())
@@ -350,7 +353,7 @@ public struct Simulation {
         switch item {
         case .publish(var node):
             if gone.contains(node) {
-                guard let live = (0..<keys.count).filter({ !gone.contains($0) }).randomElement(using: &random) else { return }
+                guard let live = liveNodes.randomElement(using: &random) else { return }
                 node = live
             }
             counter += 1
@@ -561,7 +564,7 @@ public struct Simulation {
         var lastArrival: UInt64 = 0
         // With churn, what counts is the nodes live at the end; a node's latency counts for documents written
         // after it joined (one that joins later fetches what it missed, which is not a document's spread).
-        let expected = scenario.partialViews == nil ? Array(0..<scenario.nodes) : keys.indices.filter { !gone.contains($0) }
+        let expected = scenario.partialViews == nil ? Array(0..<scenario.nodes) : liveNodes
         var goneWithWriter = 0
         for (id, published) in publishedAt {
             let seen = arrivals[id] ?? [:]
@@ -624,7 +627,7 @@ extension Simulation {
 
     /// A node joins through a random live node (-1: the next new node; -2: a random live node leaves instead).
     private mutating func join(_ node: Int, at time: UInt64) {
-        let live = (0..<keys.count).filter { !gone.contains($0) }
+        let live = liveNodes
         if node == -2 {
             if let leaving = live.randomElement(using: &random) {
                 left += 1
