@@ -1,4 +1,5 @@
 public import DongneCore
+import DongneSystem
 
 /// Why received bytes were not stored.
 public enum IngestError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -82,8 +83,9 @@ extension Store {
     /// The checks run cheapest first: size, canonical form and fields (parsing), then the duplicate check by id
     /// (against the store and within the batch), and only then the Ed25519 signature, which costs about fifty
     /// times more than the rest. A stored duplicate is answered from the store without checking its signature
-    /// again: the stored copy was checked on arrival. A receiver that admits the next batch while the previous
-    /// one commits keeps its core on signatures while the writer thread writes.
+    /// again: the stored copy was checked on arrival. The signatures of a large batch are checked on every core
+    /// at once (the calling thread and Swift's pool), with the same results as checking one document after the
+    /// other; a small batch (a live message or two) is checked in the calling thread alone.
     /// Documents dated after `latestCreated` fail as ``IngestError/early(created:latest:)``.
     public func admit(_ batch: [[UInt8]], latestCreated: UInt64 = .max) -> AdmittedBatch {
         admit(
@@ -119,19 +121,72 @@ extension Store {
         }
         // Each id of the batch is decided once; a second copy gets the first one's result (a declined document's
         // copy is declined too, not a duplicate of something stored).
-        var decided: [DocumentID: Result<(Document, InsertOutcome), IngestError>?] = [:]
-        for (index, unverified) in parsed {
-            if let first = decided[unverified.id] {
-                admitted.results[index] = Self.secondCopy(of: unverified.id, decided: first, fresh: admitted.fresh)
-                if first == nil { admitted.copies.append((index, unverified.id)) }
-                continue
+        var firsts: [(index: Int, document: UnverifiedDocument)] = []
+        var secondCopies: [(index: Int, id: DocumentID)] = []
+        var seen: Set<DocumentID> = []
+        for entry in parsed {
+            if seen.insert(entry.document.id).inserted {
+                firsts.append(entry)
+            } else {
+                secondCopies.append((entry.index, entry.document.id))
             }
-            let result = admit(unverified, stored: stored) { admitted.fresh.append((index, $0)) }
-            decided[unverified.id] = .some(result)
-            admitted.results[index] = result
+        }
+        admitFirstCopies(firsts, stored: stored, into: &admitted)
+        let decided = Dictionary(firsts.map { ($0.document.id, admitted.results[$0.index]) }) { first, _ in first }
+        for (index, id) in secondCopies {
+            let first = decided[id]!
+            admitted.results[index] = Self.secondCopy(of: id, decided: first, fresh: admitted.fresh)
+            if first == nil { admitted.copies.append((index, id)) }
         }
         return admitted
     }
+
+    /// Decides each document's result (nil for a new, valid one, then in `fresh`): the cheap checks one by one,
+    /// then every signature left to check at once on every core, then, in the batch's order, what may only
+    /// follow a signature. The results are those of checking the documents one by one.
+    private func admitFirstCopies(
+        _ firsts: [(index: Int, document: UnverifiedDocument)], stored: Set<DocumentID>,
+        into admitted: inout AdmittedBatch
+    ) {
+        var waiting: [(index: Int, document: UnverifiedDocument, quota: Int, inParallel: Bool)] = []
+        var pendingBytes: [AuthorUsage.Key: Int] = [:]
+        for (index, unverified) in firsts {
+            switch check(unverified, stored: stored, pendingBytes: pendingBytes) {
+            case .decided(let result): admitted.results[index] = result
+            case .signatureToCheck(let quota):
+                waiting.append((index, unverified, quota, true))
+                pendingBytes[AuthorUsage.Key(unverified), default: 0] += unverified.bytes.count
+            case .afterTheBatchsEarlierDocuments(let quota): waiting.append((index, unverified, quota, false))
+            }
+        }
+        var signatures = waiting.filter(\.inParallel).map(\.document)
+            .mapOnEveryCore(minimumShare: Self.signaturesPerShare) { document in
+                Result { () throws(DocumentError) in try document.verified() }
+            }[...]
+        for (index, document, quota, inParallel) in waiting {
+            let result =
+                inParallel
+                ? signatures.removeFirst().mapError(IngestError.invalid).flatMap { afterSignature($0, quota: quota) }
+                : afterEarlierDocuments(document, quota: quota)
+            switch result {
+            case .success(let document): admitted.fresh.append((index, document))
+            case .failure(let error): admitted.results[index] = .failure(error)
+            }
+        }
+    }
+
+    /// A document that would pass its author's quota if the batch's earlier documents by the same author hold:
+    /// now that they are decided, declined if they left no room, else checked here.
+    private func afterEarlierDocuments(_ document: UnverifiedDocument, quota: Int) -> Result<Document, IngestError> {
+        if let used = authorUsage.known(AuthorUsage.Key(document)), used > quota - min(quota, document.bytes.count) {
+            return .failure(.authorQuotaReached(quota: quota))
+        }
+        do { return afterSignature(try document.verified(), quota: quota) } catch { return .failure(.invalid(error)) }
+    }
+
+    /// The fewest signatures worth handing to another core: waking a thread costs about as much as a few checks,
+    /// and a live message or two is checked right where it arrived.
+    package static let signaturesPerShare = 16
 
     /// The result of a batch's second copy of a document, given the first's (nil when it was new).
     private static func secondCopy(
@@ -145,44 +200,63 @@ extension Store {
         }
     }
 
-    /// The result of one parsed document, or nil after handing a new verified one to `accept`.
-    private func admit(
-        _ unverified: UnverifiedDocument, stored: Set<DocumentID>, accept: (Document) -> Void
-    ) -> Result<(Document, InsertOutcome), IngestError>? {
+    /// What the checks before a signature decided about one document.
+    private enum CheckBeforeSignature {
+        /// Its result, with no signature checked: a stored duplicate, or declined.
+        case decided(Result<(Document, InsertOutcome), IngestError>)
+        /// Its signature is next; its author's quota in its channel is `quota` bytes.
+        case signatureToCheck(quota: Int)
+        /// Its author's earlier documents in the batch, if they hold, leave no room for it: decided after them.
+        /// (Declining it now would let forgeries in an author's name crowd out its genuine documents.)
+        case afterTheBatchsEarlierDocuments(quota: Int)
+    }
+
+    /// Every check that comes before `unverified`'s signature, cheapest first. `pendingBytes` are the bytes of the
+    /// batch's earlier documents whose signatures are still to be checked, by author and channel: a document they
+    /// would push past the quota waits for them, so that a paid identity's flood past its quota costs no
+    /// signature check on other cores (only one here, should its earlier documents fail theirs).
+    private func check(
+        _ unverified: UnverifiedDocument, stored: Set<DocumentID>, pendingBytes: [AuthorUsage.Key: Int]
+    ) -> CheckBeforeSignature {
         if stored.contains(unverified.id) {
             do {
-                if let copy = try document(unverified.id) { return .success((copy, .duplicate)) }
-            } catch { return .failure(.store(error)) }
+                if let copy = try document(unverified.id) { return .decided(.success((copy, .duplicate))) }
+            } catch { return .decided(.failure(.store(error))) }
         }
-        if let refusal = directSpaceRefusal(of: unverified) { return .failure(refusal) }
+        if let refusal = directSpaceRefusal(of: unverified) { return .decided(.failure(refusal)) }
         let admission = admission(in: unverified.channel)
         // One hash, before the signature's fifty-fold cost: a flood of fresh keys costs this and no more.
         let strength = unverified.stampStrength
         let required = requiredStrength(of: unverified, admission)
-        guard strength >= required else { return .failure(.weakStamp(strength: strength, required: required)) }
+        guard strength >= required else {
+            return .decided(.failure(.weakStamp(strength: strength, required: required)))
+        }
         // An author already at its quota is declined before its signature too: the check only reads (a forgery
         // spends nothing), and a paid identity's flood past its quota then costs no verification.
         let size = unverified.bytes.count
         // A one-time key signs one envelope: its quota is that envelope, whatever its stamp, so that every
         // envelope costs its own stamp (PROTOCOL.md §1.8).
         let quota = unverified.channel == DirectSpace.id ? size : admission.quota(forStrength: strength)
-        if let used = authorUsage.known(AuthorUsage.Key(unverified)), used > quota - min(quota, size) {
-            return .failure(.authorQuotaReached(quota: quota))
+        let key = AuthorUsage.Key(unverified)
+        let used = authorUsage.known(key) ?? 0
+        if used > quota - min(quota, size) || isSpentEnvelopeKey(unverified) {
+            return .decided(.failure(.authorQuotaReached(quota: quota)))
         }
-        if isSpentEnvelopeKey(unverified) { return .failure(.authorQuotaReached(quota: quota)) }
-        let document: Document
-        do { document = try unverified.verified() } catch { return .failure(.invalid(error)) }
-        // After the signature: a forgery must not spend the budgets of the documents that hold.
+        let pending = pendingBytes[key, default: 0]
+        return used + pending > quota - min(quota, size)
+            ? .afterTheBatchsEarlierDocuments(quota: quota) : .signatureToCheck(quota: quota)
+    }
+
+    /// The checks that may only follow a valid signature, which spend budgets a forgery must not: a new
+    /// document passes them all, and is counted against its author's quota.
+    private func afterSignature(_ document: Document, quota: Int) -> Result<Document, IngestError> {
         if case .unknown = document.body, !unknownKinds.take(document.bytes.count) {
             return .failure(.unknownKindBudgetSpent)
         }
         do {
-            guard try takeQuota(for: document, quota: quota) else {
-                return .failure(.authorQuotaReached(quota: quota))
-            }
+            guard try takeQuota(for: document, quota: quota) else { return .failure(.authorQuotaReached(quota: quota)) }
         } catch { return .failure(.store(error)) }
-        accept(document)
-        return nil
+        return .success(document)
     }
 
     /// Whether `document`'s author may still have it stored, as far as the store knows without reading (its stamp

@@ -118,6 +118,83 @@ import Testing
         #expect(try results[1].get().1 == .stored && results[3].get().1 == .duplicate)
     }
 
+    /// The signatures of a large batch are checked on every core at once, after the cheap checks of the whole batch:
+    /// the batch's own earlier documents still count against their author's quota before any signature is checked.
+    @Test func aFloodPastTheQuotaWithinOneBatchCostsNoSignatureCheck() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("dongne.sqlite"), admission: policy)
+        let key = stamped(6)
+        let quota = policy.quota(forStrength: key.stampStrength)
+        let posts = try (0..<200).map { try message("글 \($0)", by: key, at: 1_000 + UInt64($0)).bytes }
+        var total = 0
+        let fitting = posts.prefix { post in
+            total += post.count
+            return total <= quota
+        }.count
+        // Everything past the quota is forged: a signature checked would say so.
+        let flood = posts.enumerated().map { index, post in
+            var bytes = post
+            if index >= fitting { bytes[bytes.count - 1] ^= 1 }
+            return bytes
+        }
+        let results = await store.ingest(flood)
+        #expect(fitting > 2 * Store.signaturesPerShare, "enough signatures to spread over the cores")
+        #expect(results.prefix(fitting).allSatisfy { if case .success((_, .stored)) = $0 { true } else { false } })
+        #expect(
+            results.dropFirst(fitting).allSatisfy { if case .failure(.authorQuotaReached(quota)) = $0 { true } else { false } })
+    }
+
+    /// Forgeries in an author's name, ahead of its genuine documents in one batch, do not crowd those out.
+    @Test func forgeriesEarlierInABatchLeaveTheAuthorsGenuineDocumentsTheirRoom() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("dongne.sqlite"), admission: policy)
+        let key = stamped(7)
+        let forgeries = try (0..<100).map { n in
+            var bytes = try message("위조 \(n)", by: key, at: 1_000 + UInt64(n)).bytes
+            bytes[bytes.count - 1] ^= 1
+            return bytes
+        }
+        let genuine = try message("진짜", by: key, at: 5_000)
+        let results = await store.ingest(forgeries + [genuine.bytes])
+        #expect(results.dropLast().allSatisfy { if case .failure(.invalid(.badSignature)) = $0 { true } else { false } })
+        #expect(try results.last!.get().1 == .stored)
+    }
+
+    /// A batch large enough for every core gets, document by document, what admitting them one at a time gives.
+    @Test func aLargeBatchGetsWhatItsDocumentsGetOneByOne() async throws {
+        var batch: [[UInt8]] = []
+        for n in 0..<120 {
+            let key = stamped(UInt8(10 + n % 7))
+            var bytes = try message("글 \(n)", by: n % 11 == 0 ? Keys.bob : key, at: 1_000 + UInt64(n)).bytes
+            if n % 5 == 0 { bytes[bytes.count - 1] ^= 1 }  // forged
+            batch.append(bytes)
+            if n % 13 == 0 { batch.append(batch[batch.count / 2]) }  // a second copy
+        }
+        let stored = try message("먼저", by: stamped(10), at: 999).bytes
+        batch.insert(stored, at: 60)
+        let whole = TemporaryDirectory(), single = TemporaryDirectory()
+        defer { whole.remove(); single.remove() }
+        let wholeStore = try Store(path: whole.file("dongne.sqlite"), admission: policy)
+        let singleStore = try Store(path: single.file("dongne.sqlite"), admission: policy)
+        _ = await wholeStore.ingest([stored])
+        _ = await singleStore.ingest([stored])
+        let together = await wholeStore.ingest(batch)
+        var oneByOne: [Result<(Document, InsertOutcome), IngestError>] = []
+        for bytes in batch { oneByOne.append(await singleStore.ingest([bytes])[0]) }
+        #expect(together.map(Self.summary) == oneByOne.map(Self.summary))
+        #expect(Set(together.map(Self.summary)).count >= 4, "stored, duplicate, forged and weak all occur")
+        #expect(try wholeStore.documentCount() == singleStore.documentCount())
+    }
+
+    private static func summary(_ result: Result<(Document, InsertOutcome), IngestError>) -> String {
+        switch result {
+        case .success(let (_, outcome)): "\(outcome)"
+        case .failure(let error): "\(error)"
+        }
+    }
+
     @Test func forgeriesInAnAuthorsNameDoNotSpendItsQuotaAndTheCountSurvivesARestart() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
