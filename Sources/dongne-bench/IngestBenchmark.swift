@@ -57,11 +57,16 @@ enum IngestBenchmark {
     /// cores in the calling task, its write queued for the store's writer thread without waiting, at most
     /// `inFlight` batches queued at once.
     private static func ingestRate(_ documents: [[UInt8]]) async throws -> Double {
-        try await Measure.rate(count: documents.count) {
+        var rates: [Double] = []
+        for _ in 0..<3 {
             let directory = NSTemporaryDirectory() + "dongne-bench-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let store = try Store(path: directory + "/store.sqlite", admission: BenchAdmission.policy)
+            defer { store.close() }
+            // From the first check until every document is durable: opening the store, closing it (its final
+            // checkpoint) and deleting its files are not ingesting.
+            let began = ContinuousClock.now
             var committing: [Task<[Result<(Document, InsertOutcome), IngestError>], Never>] = []
             for start in stride(from: 0, to: documents.count, by: batch) {
                 let admitted = store.admit(Array(documents[start..<min(start + batch, documents.count)]))
@@ -71,8 +76,9 @@ enum IngestBenchmark {
                 committing.append(Task { await store.commit(admitted) })
             }
             for task in committing { for result in await task.value { _ = try result.get() } }
-            store.close()
+            rates.append(Double(documents.count) / Measure.seconds(ContinuousClock.now - began))
         }
+        return rates.sorted()[1]
     }
 
     /// Batches queued for the store at most at once while ingesting.
