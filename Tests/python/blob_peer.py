@@ -12,6 +12,8 @@ import threading
 
 import cbor2
 
+from peer import DEADLINE
+
 CHUNK_BYTES = 49152
 CHUNK_PREFIX = b"dongne.blob.chunk.v1\x00"
 MANIFEST_PREFIX = b"dongne.blob.manifest.v1\x00"
@@ -61,12 +63,16 @@ def photo_document(peer, blob_hash, channel_id, created=None):
 
 class BlobServer:
     """Answers a live peer's `blob want` and `chunk request` messages from the blobs it holds (§3.4); with
-    `corrupt`, every chunk it sends has its first byte changed. Counts the chunks it was asked for and sent."""
+    `corrupt`, every chunk it sends has its first byte changed. Counts the chunks it was asked for and sent, and
+    sets `served` at its first chunk. With `answer_after` (an event), it answers wants only once that is set (or
+    DEADLINE passed): to make sure another peer is asked for chunks first."""
 
-    def __init__(self, peer, blobs, corrupt=False):
+    def __init__(self, peer, blobs, corrupt=False, answer_after=None):
         self.peer = peer
         self.blobs = {blob.hash: blob for blob in blobs}
         self.corrupt = corrupt
+        self.answer_after = answer_after
+        self.served = threading.Event()
         self.sent = 0
         self.wants = 0
         self.lock = threading.Lock()
@@ -81,10 +87,11 @@ class BlobServer:
         blob = self.blobs.get(message[1])
         if message[0] == 7:
             self.wants += 1
-            if blob is None:
-                self.peer.gossip([8, message[1], b"", b""])
+            answer = [8, message[1], b"", b""] if blob is None else [8, blob.hash, blob.manifest, blob.bitmap()]
+            if self.answer_after is None:
+                self.peer.gossip(answer)
             else:
-                self.peer.gossip([8, blob.hash, blob.manifest, blob.bitmap()])
+                threading.Thread(target=self.answer_later, args=(answer,), daemon=True).start()
         elif message[0] == 9:
             for index in message[2]:
                 if blob is None or index >= len(blob.chunks):
@@ -95,3 +102,8 @@ class BlobServer:
                 self.peer.gossip([10, blob.hash, index, chunk])
                 with self.lock:
                     self.sent += 1
+                self.served.set()
+
+    def answer_later(self, answer):
+        self.answer_after.wait(DEADLINE)
+        self.peer.gossip(answer)

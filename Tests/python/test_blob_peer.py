@@ -69,9 +69,11 @@ def test_a_peer_serving_corrupt_chunks_is_cut_off_and_the_photo_comes_from_anoth
     node, port = start_node(cleanup)
     blob = Blob(noise_jpeg(900, 700), width=900, height=700)
     liar = connect(port, cleanup)
-    BlobServer(liar, [blob], corrupt=True)
+    liar_server = BlobServer(liar, [blob], corrupt=True)
     honest = connect(port, cleanup)
-    honest_server = BlobServer(honest, [blob])
+    # Holders share a blob's chunks by their order and their answers' timing: the honest peer says what it holds
+    # only once the liar has served a chunk, so that the liar is surely asked.
+    honest_server = BlobServer(honest, [blob], answer_after=liar_server.served)
     liar.send_batch([photo_document(liar, blob.hash, channel_id(CHANNEL))])
     shown = node.wait_for(lambda line: line.get("event") == "message" and line.get("photo") == blob.hash.hex())
     node.wait_for(lambda line: line.get("event") == "photo-arrived" and line.get("ref") == shown["ref"])
