@@ -58,9 +58,12 @@ actor PeerNetwork {
     private let notices: AsyncStream<PeerEvent>.Continuation
     /// Peer events, for status lines; buffered up to 256 (the oldest dropped).
     nonisolated let peerEvents: AsyncStream<PeerEvent>
+    /// Where each received document's stages are timed, when the configuration asks.
+    private let trace: DeliveryTrace?
 
     init(node: Node, networkKey: NetworkKey) {
         self.owner = node
+        self.trace = node.configuration.deliveryTrace
         self.loop = node.loop
         self.identity = node.identity
         self.store = node.store
@@ -175,7 +178,9 @@ actor PeerNetwork {
     /// runs (sentence 10 of the listener contract), before anything the hub is asked later.
     func published(_ document: Document, showing: Set<ChannelID> = []) {
         recentlyPublished.add(document)
+        trace?.reached(.published, [document.id])
         handle(.published(GossipDocument(id: document.id, bytes: document.bytes), channel: document.channel))
+        trace?.reached(.sent, [document.id])  // the core's datagrams went out within `handle`
         if case .profile = document.body { handle(.ownProfile(GossipDocument(id: document.id, bytes: document.bytes))) }
         guard !showing.isEmpty else { return }
         if loop.isOwnThread {
@@ -356,6 +361,7 @@ actor PeerNetwork {
     }
 
     private func received(_ bytes: [UInt8], on id: PeerID) {
+        trace?.read()
         guard var connection = connections[id], let actions = connection.session?.receive(bytes) else { return }
         connections[id] = connection
         // Bytes that complete no message (a handshake's, or part of a frame) still show the peer is there.
@@ -404,6 +410,7 @@ actor PeerNetwork {
         // core's every event costs more than this look-up.
         let receive: @Sendable ([UInt8], SocketAddress) -> Void = { [weak self] bytes, _ in
             self?.assumeIsolated { network in
+                network.trace?.read()
                 if network.core.mayHoldSession(forDatagram: bytes) { network.handle(.datagram(bytes)) }
             }
         }
@@ -544,6 +551,7 @@ actor PeerNetwork {
     /// Checks received documents the way the core said: on the loop at once, off it (a catch-up), or shown first
     /// and checked in the background.
     private func check(_ documents: [UnverifiedDocument], from: PeerID, mode: PeerInstance.CheckMode) {
+        trace?.routed(documents.map(\.id))
         guard let owner else {
             // The node is gone: nothing is stored, and the core hears so (the senders send them again).
             return handle(.settled(documents.map { .init($0.id, from: from, .storeFailed) }))
@@ -554,6 +562,7 @@ actor PeerNetwork {
             let early = owner.openBeforeCheck(documents)
             if !early.isEmpty { owner.showNow([DirectSpace.id]) }
             let (admitted, showing) = owner.check(parsed: documents)
+            trace?.reached(.checked, documents.map(\.id))
             if !early.isEmpty { owner.withdrawUnchecked(early) }
             shownFirst.formUnion(showing)
             handle(Self.checked(documents, from: from, admitted))
@@ -561,8 +570,9 @@ actor PeerNetwork {
         case .offLoop:
             // On the runtime's shared threads (as many as the cores, whatever the number of peers), so that a
             // large catch-up is checked in parallel while the loop keeps serving sessions.
-            Task.detached { [weak self] in
+            Task.detached { [weak self, trace] in
                 let (admitted, showing) = owner.check(parsed: documents)
+                trace?.reached(.checked, documents.map(\.id))
                 await self?.checkedOffLoop(documents, from: from, admitted, showing: showing)
             }
         case .showFirst(let forwarding):
@@ -592,7 +602,8 @@ actor PeerNetwork {
             !owner.store.mayHold($0.id) && $0.created <= latest && owner.store.mayAdmitByStampAndQuota($0)
         }
         shownFirst.formUnion(owner.source.arriving.add(authenticated: early))
-        owner.checkInBackground(documents) { [weak self, weak owner, loop] checked in
+        owner.checkInBackground(documents) { [weak self, weak owner, loop, trace] checked in
+            trace?.reached(.checked, documents.map(\.id))
             if let owner, let checked, !forwarding, checked.admitted.newDocumentCount == documents.count,
                 early.count == documents.count
             {
@@ -677,6 +688,7 @@ actor PeerNetwork {
                 }
             return PeerInstance.Admission(document.id, from: from, outcome)
         }
+        trace?.reached(.stored, zip(documents, results).compactMap { if case .success = $1 { $0.id } else { nil } })
         fetchArrivedPhotos(results)
         handle(.settled(admissions))
     }

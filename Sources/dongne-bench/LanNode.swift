@@ -5,9 +5,14 @@ import Foundation
 /// DNS-SD like any other; the sender sends messages of about 300 bytes carrying their send time, and each
 /// receiver writes, per message, the time from that send to its listener's callback.
 ///
-///     dongne-bench lan-node send DATA COUNT GAP_US PEERS GO  waits for PEERS sessions and the file GO, then sends
+///     dongne-bench lan-node send DATA COUNT GAP_US PEERS GO OUT
+///                                                            waits for PEERS sessions and the file GO, then sends;
+///                                                            writes a line per message: when it was published
+///                                                            and sent (ns after the send call), its stages
 ///     dongne-bench lan-node receive DATA COUNT OUT PEERS     waits for PEERS sessions, then says it is ready;
-///                                                            writes COUNT latencies (ns), one per line
+///                                                            writes a line per message: its latency (ns), then
+///                                                            when it was read, routed, checked and stored (ns
+///                                                            after its send; -1 if not reached), its stages
 ///
 /// Every node waits for its sessions to every other host before the first message, so that the handshakes
 /// and first reconciliations of a LAN that is still forming do not fall among the measured messages (the
@@ -19,20 +24,31 @@ enum LanNode {
         guard arguments.count >= 4, let count = Int(arguments[2]) else {
             throw BenchmarkError("usage: lan-node send DATA COUNT GAP_US PEERS GO | receive DATA COUNT OUT PEERS")
         }
-        let node = try await Node.start(
-            Configuration.bench(dataDirectory: arguments[1], displayName: arguments[0], listenPort: 4_747, discovery: true))
+        var configuration = Configuration.bench(
+            dataDirectory: arguments[1], displayName: arguments[0], listenPort: 4_747, discovery: true)
+        let trace = DeliveryTrace()
+        configuration.deliveryTrace = trace
+        let node = try await Node.start(configuration)
         let channel = try await node.join("서울특별시")
         defer { Task { await node.stop() } }
         if arguments[0] == "send" {
-            guard arguments.count >= 6, let gap = UInt64(arguments[3]), let peers = Int(arguments[4]) else {
+            guard arguments.count >= 7, let gap = UInt64(arguments[3]), let peers = Int(arguments[4]) else {
                 throw BenchmarkError("bad")
             }
             try await waitForPeers(peers, of: node)
             try await waitForFile(arguments[5])
-            try await send(on: channel, count: count, gapMicroseconds: gap)
+            let sent = try await send(on: channel, count: count, gapMicroseconds: gap)
+            let lines = sent.map { id, time in
+                let times = trace.times(of: id)
+                return [DeliveryTrace.Stage.published, .sent].map { times[$0].map { $0 - time } ?? -1 }
+                    .map(String.init).joined(separator: " ") + "\n"
+            }
+            try lines.joined().write(toFile: arguments[6], atomically: true, encoding: .utf8)
         } else {
             guard arguments.count >= 5, let peers = Int(arguments[4]) else { throw BenchmarkError("bad") }
-            try await receive(on: channel, count: count, output: arguments[3]) { try await waitForPeers(peers, of: node) }
+            try await receive(on: channel, count: count, output: arguments[3], trace: trace) {
+                try await waitForPeers(peers, of: node)
+            }
         }
         await node.stop()
         return true
@@ -54,21 +70,28 @@ enum LanNode {
         }
     }
 
-    private static func send(on channel: Channel, count: Int, gapMicroseconds: UInt64) async throws {
+    /// Sends `count` messages; each one's id and the time its send was called.
+    private static func send(
+        on channel: Channel, count: Int, gapMicroseconds: UInt64
+    ) async throws -> [(id: DocumentID, time: Int64)] {
         let filler = String(repeating: "가", count: 66)
         // A fixed schedule (start + index × gap), so that the rate does not depend on what a send costs (it
         // returns once the message is on disk) and matches the mosquitto publisher's.
         let start = ContinuousClock.now
+        var sent: [(id: DocumentID, time: Int64)] = []
         for index in 0..<count {
-            try await channel.send(.text("\(monotonicNanoseconds()) \(index) \(filler)"))
+            let time = monotonicNanoseconds()
+            sent.append((try await channel.send(.text("\(time) \(index) \(filler)")), time))
             let next = start + .microseconds(gapMicroseconds * UInt64(index + 1))
             try await Task.sleep(until: next, clock: .continuous)
         }
         try await Task.sleep(for: .seconds(2))  // let the last messages leave before stopping
+        return sent
     }
 
     private static func receive(
-        on channel: Channel, count: Int, output: String, whenListening: () async throws -> Void
+        on channel: Channel, count: Int, output: String, trace: DeliveryTrace,
+        whenListening: () async throws -> Void
     ) async throws {
         let log = LatencyLog(wanted: count)
         let registration = try channel.messages.order(by: .created).limit(toLast: 20).addSnapshotListener {
@@ -78,7 +101,7 @@ enum LanNode {
                 guard case .text(let text) = change.document.content else { continue }
                 let fields = text.split(separator: " ", maxSplits: 2)
                 guard fields.count == 3, let sent = Int64(fields[0]), let index = Int(fields[1]) else { continue }
-                log.record(change.document.id, index: index, latency: now - sent)
+                log.record(change.document.id, index: index, sent: sent, latency: now - sent)
             }
         }
         try await whenListening()
@@ -96,38 +119,45 @@ enum LanNode {
         if !log.isComplete {
             FileHandle.standardError.write(Data("missing messages: \(log.missing(of: count))\n".utf8))
         }
-        try log.lines.write(toFile: output, atomically: true, encoding: .utf8)
+        // The stages after the callback (checked, stored) may come a little later: they are read at the end.
+        try log.lines(stages: trace).write(toFile: output, atomically: true, encoding: .utf8)
     }
 
-    /// CLOCK_BOOTTIME in nanoseconds, as the C clients read it.
-    static func monotonicNanoseconds() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-    }
+    /// CLOCK_BOOTTIME in nanoseconds, as the C clients and the node's trace read it.
+    static func monotonicNanoseconds() -> Int64 { DeliveryTrace.now() }
 }
 
 /// The latencies a receiver saw, once per message.
 private final class LatencyLog: @unchecked Sendable {
     private let lock = NSLock()
     private let wanted: Int
-    private var latencies: [Int64] = []
+    private var messages: [(id: DocumentID, sent: Int64, latency: Int64)] = []
     private var seen = Set<DocumentID>()
     private var indices = Set<Int>()
 
     init(wanted: Int) { self.wanted = wanted }
 
-    func record(_ id: DocumentID, index: Int, latency: Int64) {
+    func record(_ id: DocumentID, index: Int, sent: Int64, latency: Int64) {
         lock.withLock {
             if seen.insert(id).inserted {
-                latencies.append(latency)
+                messages.append((id, sent, latency))
                 indices.insert(index)
             }
         }
     }
 
-    var count: Int { lock.withLock { latencies.count } }
-    var isComplete: Bool { lock.withLock { latencies.count >= wanted } }
+    var count: Int { lock.withLock { messages.count } }
+    var isComplete: Bool { lock.withLock { messages.count >= wanted } }
     func missing(of count: Int) -> [Int] { lock.withLock { (0..<count).filter { !indices.contains($0) } } }
-    var lines: String { lock.withLock { latencies.map { "\($0)\n" }.joined() } }
+
+    /// A line per message: its latency, then each stage's time after its send (-1 where not reached).
+    func lines(stages trace: DeliveryTrace) -> String {
+        lock.withLock {
+            messages.map { message in
+                let times = trace.times(of: message.id)
+                let stages = DeliveryTrace.Stage.allCases.map { times[$0].map { $0 - message.sent } ?? -1 }
+                return ([message.latency] + stages).map(String.init).joined(separator: " ") + "\n"
+            }.joined()
+        }
+    }
 }

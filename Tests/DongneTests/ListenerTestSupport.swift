@@ -69,7 +69,8 @@ struct TestNode {
         name: String = "민지", location: Location? = nil, postingRule: PostingRule = .anywhere,
         gpsd: String? = nil, threshold: Int = 3,
         deferredCommitDelay: Duration = .milliseconds(4), listen: Bool = false,
-        directory: String = NSTemporaryDirectory() + "dongne-listen-" + UUID().uuidString, envelopeClock: UInt64? = nil
+        directory: String = NSTemporaryDirectory() + "dongne-listen-" + UUID().uuidString, envelopeClock: UInt64? = nil,
+        trace: DeliveryTrace? = nil
     ) async throws -> TestNode {
         var configuration = Configuration.testing(
             dataDirectory: directory, displayName: name, location: location, reportThreshold: threshold,
@@ -78,6 +79,7 @@ struct TestNode {
         configuration.postingRule = postingRule
         configuration.gpsd = gpsd
         configuration.deferredCommitDelay = deferredCommitDelay
+        configuration.deliveryTrace = trace
         if let envelopeClock { configuration.envelopeClock = NodeClock { envelopeClock } }
         // These tests are about what listeners see when reports count; when they count is ReporterStandingTests'.
         configuration.reporterStandingAge = 0
