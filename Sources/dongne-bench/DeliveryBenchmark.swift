@@ -18,8 +18,13 @@ enum DeliveryBenchmark {
 
         let directories = (0..<2).map { _ in NSTemporaryDirectory() + "dongne-bench-delivery-" + UUID().uuidString }
         defer { for directory in directories { try? FileManager.default.removeItem(atPath: directory) } }
-        let a = try await Node.start(Configuration.bench(dataDirectory: directories[0], displayName: "a", listenPort: 0))
-        let b = try await Node.start(Configuration.bench(dataDirectory: directories[1], displayName: "b", listenPort: 0))
+        let (traceA, traceB) = (DeliveryTrace(), DeliveryTrace())
+        var configurationA = Configuration.bench(dataDirectory: directories[0], displayName: "a", listenPort: 0)
+        configurationA.deliveryTrace = traceA
+        var configurationB = Configuration.bench(dataDirectory: directories[1], displayName: "b", listenPort: 0)
+        configurationB.deliveryTrace = traceB
+        let a = try await Node.start(configurationA)
+        let b = try await Node.start(configurationB)
         let channelA = try await a.join("서울특별시")
         let channelB = try await b.join("서울특별시")
         try await b.connect(to: a.listeningAddress!.replacingOccurrences(of: "0.0.0.0", with: "127.0.0.1"))
@@ -34,19 +39,23 @@ enum DeliveryBenchmark {
         let text = String(repeating: "가", count: 70)  // 210 bytes of text: a document of about 300 bytes
         var sendTimes: [Double] = []
         var times: [Double] = []
+        var traced: [(id: DocumentID, start: Int64)] = []
         for index in 0..<(messages + 50) {
             let before = arrivals.count
             let start = ContinuousClock.now
-            try await channelA.send(.text("\(text) \(index)"))
+            let startTrace = DeliveryTrace.now()
+            let id = try await channelA.send(.text("\(text) \(index)"))
             let sent = ContinuousClock.now
             try await arrivals.wait(for: before + 1)
             guard index >= 50 else { continue }  // warm-up: sessions, datagram routes, caches
             sendTimes.append(Measure.seconds(sent - start))
             times.append(Measure.seconds(arrivals.last! - start))
+            traced.append((id, startTrace))
         }
         let traffic = await a.networkTraffic()
         Measure.report("A: send returns (signed, sent, stored durably)", ListenerBenchmark.percentiles(sendTimes))
         Measure.report("one hop: send on A → listener callback on B", ListenerBenchmark.percentiles(times))
+        reportStages(traced, writer: traceA, receiver: traceB)
         Measure.report("bytes A sent per message, all traffic", "\(traffic.sent / (messages + 50))")
         let sorted = (times.sorted(), raw.sorted())
         Measure.report(
@@ -58,6 +67,20 @@ enum DeliveryBenchmark {
         await b.stop()
         await a.stop()
         return true
+    }
+
+    /// When the messages passed each stage of their way, after their send was called (see `DeliveryTrace`).
+    private static func reportStages(
+        _ traced: [(id: DocumentID, start: Int64)], writer: DeliveryTrace, receiver: DeliveryTrace
+    ) {
+        let stages: [(DeliveryTrace.Stage, DeliveryTrace)] = [
+            (.published, writer), (.sent, writer), (.read, receiver), (.routed, receiver), (.checked, receiver),
+        ]
+        for (stage, trace) in stages {
+            let after = traced.compactMap { message in trace.times(of: message.id)[stage].map { $0 - message.start } }
+            guard !after.isEmpty else { continue }
+            Measure.report("  \(stage), after the send", ListenerBenchmark.percentiles(after.map { Double($0) / 1e9 }))
+        }
     }
 
     /// Round trips of `size`-byte datagrams between two sockets on loopback, each end on its own reader thread
