@@ -164,10 +164,14 @@ extension Store {
                 Result { () throws(DocumentError) in try document.verified() }
             }[...]
         for (index, document, quota, inParallel) in waiting {
+            let signature = inParallel ? signatures.removeFirst() : nil
+            // The batch's earlier documents may have filled the quota (or loaded a usage unknown before): declined
+            // as one by one would have, before the signature's result or a budget counts.
             let result =
-                inParallel
-                ? signatures.removeFirst().mapError(IngestError.invalid).flatMap { afterSignature($0, quota: quota) }
-                : afterEarlierDocuments(document, quota: quota)
+                isAtQuota(document, quota: quota)
+                ? .failure(.authorQuotaReached(quota: quota))
+                : signature.map { $0.mapError(IngestError.invalid).flatMap { afterSignature($0, quota: quota) } }
+                    ?? afterEarlierDocuments(document, quota: quota)
             switch result {
             case .success(let document): admitted.fresh.append((index, document))
             case .failure(let error): admitted.results[index] = .failure(error)
@@ -178,10 +182,13 @@ extension Store {
     /// A document that would pass its author's quota if the batch's earlier documents by the same author hold:
     /// now that they are decided, declined if they left no room, else checked here.
     private func afterEarlierDocuments(_ document: UnverifiedDocument, quota: Int) -> Result<Document, IngestError> {
-        if let used = authorUsage.known(AuthorUsage.Key(document)), used > quota - min(quota, document.bytes.count) {
-            return .failure(.authorQuotaReached(quota: quota))
-        }
         do { return afterSignature(try document.verified(), quota: quota) } catch { return .failure(.invalid(error)) }
+    }
+
+    /// Whether `document`'s author is known to have no room left for it in its channel.
+    private func isAtQuota(_ document: UnverifiedDocument, quota: Int) -> Bool {
+        guard let used = authorUsage.known(AuthorUsage.Key(document)) else { return false }
+        return used > quota - min(quota, document.bytes.count)
     }
 
     /// The fewest signatures worth handing to another core: waking a thread costs about as much as a few checks,
@@ -214,7 +221,7 @@ extension Store {
     /// Every check that comes before `unverified`'s signature, cheapest first. `pendingBytes` are the bytes of the
     /// batch's earlier documents whose signatures are still to be checked, by author and channel: a document they
     /// would push past the quota waits for them, so that a paid identity's flood past its quota costs no
-    /// signature check on other cores (only one here, should its earlier documents fail theirs).
+    /// signature check on other cores (each is checked here, in turn, should its earlier documents fail theirs).
     private func check(
         _ unverified: UnverifiedDocument, stored: Set<DocumentID>, pendingBytes: [AuthorUsage.Key: Int]
     ) -> CheckBeforeSignature {

@@ -162,6 +162,24 @@ import Testing
         #expect(try results.last!.get().1 == .stored)
     }
 
+    /// An author near its quota when the store opens again (its usage not loaded yet): a forgery after its genuine
+    /// document is declined for the quota, as one by one, not reported as a bad signature.
+    @Test func afterARestartTheQuotaStillComesBeforeALaterSignaturesResult() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let key = stamped(8)
+        var store = try Store(path: directory.file("dongne.sqlite"), admission: policy)
+        let posts = try (0..<200).map { try message("글 \($0)", by: key, at: 1_000 + UInt64($0)).bytes }
+        _ = await store.ingest(posts)
+        store.close()
+        store = try Store(path: directory.file("dongne.sqlite"), admission: policy)
+        defer { store.close() }
+        var forged = try message("위조", by: key, at: 9_001).bytes
+        forged[forged.count - 1] ^= 1
+        let results = await store.ingest([try message("넘침", by: key, at: 9_000).bytes, forged])
+        #expect(results.allSatisfy { if case .failure(.authorQuotaReached) = $0 { true } else { false } })
+    }
+
     /// A batch large enough for every core gets, document by document, what admitting them one at a time gives.
     @Test func aLargeBatchGetsWhatItsDocumentsGetOneByOne() async throws {
         var batch: [[UInt8]] = []
