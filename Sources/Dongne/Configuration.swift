@@ -65,8 +65,8 @@ public struct Configuration: Sendable {
     /// How long the store may hold a received or local message's commit (see `Store.init(path:deferredCommitDelay:)`);
     /// tests lengthen it to catch a message between its showing and its commit.
     package var deferredCommitDelay: Duration = .milliseconds(4)
-    /// Where the network records when each received document passed each stage (`scripts/bench-lan`); nil, the
-    /// default, records nothing.
+    /// Where the network records when each document it sends or receives passed each stage (`scripts/bench-lan`);
+    /// nil, the default, records nothing.
     package var deliveryTrace: DeliveryTrace?
 
     /// A configuration; only the data directory and the display name have no default.

@@ -1,5 +1,5 @@
 import DongneCore
-import Glibc
+import DongneSystem
 import Synchronization
 
 /// When each document passed each stage of its way out of the node that wrote it and into the nodes that
@@ -13,16 +13,17 @@ package final class DeliveryTrace: Sendable {
     package enum Stage: Int, CaseIterable, Sendable {
         /// Signed and queued for the store, it reached the network's loop.
         case published
-        /// The network finished handling it: its datagrams (or session bytes) were handed to the kernel by then (a
-        /// receiver may have read them before this).
+        /// The network finished handling it: its datagrams were handed to the kernel by then, and its session
+        /// bytes too unless a full send buffer holds them back (a receiver may have read them before this).
         case sent
-        /// The loop read the bytes (a datagram, or a session's bytes) that completed it.
+        /// The loop read the bytes that completed it: the last read before the core routed it (the same read
+        /// whenever the core routes a message as its bytes arrive, as it does for datagrams and session frames).
         case read
         /// Its message was decrypted and parsed, and the core said how to check it.
         case routed
         /// Its signature and admission were checked.
         case checked
-        /// It is durable in the store.
+        /// The network heard it is durable in the store (on the loop, a moment after the store's sync).
         case stored
     }
 
@@ -39,12 +40,8 @@ package final class DeliveryTrace: Sendable {
     /// A trace with nothing recorded.
     package init() {}
 
-    /// CLOCK_BOOTTIME now, in nanoseconds.
-    package static func now() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-    }
+    /// CLOCK_BOOTTIME now, in nanoseconds (``bootTimeNanoseconds()``).
+    package static func now() -> Int64 { bootTimeNanoseconds() }
 
     /// The loop has just read bytes from a socket: the documents they complete were read now.
     package func read() {

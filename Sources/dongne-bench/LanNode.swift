@@ -11,8 +11,9 @@ import Foundation
 ///                                                            and sent (ns after the send call), its stages
 ///     dongne-bench lan-node receive DATA COUNT OUT PEERS     waits for PEERS sessions, then says it is ready;
 ///                                                            writes a line per message: its latency (ns), then
-///                                                            when it was read, routed, checked and stored (ns
-///                                                            after its send; -1 if not reached), its stages
+///                                                            the time after its send of every stage of
+///                                                            `DeliveryTrace.Stage` in order (ns; -1 where not
+///                                                            reached: published and sent are the sender's)
 ///
 /// Every node waits for its sessions to every other host before the first message, so that the handshakes
 /// and first reconciliations of a LAN that is still forming do not fall among the measured messages (the
@@ -22,7 +23,8 @@ import Foundation
 enum LanNode {
     static func run(_ arguments: [String]) async throws -> Bool {
         guard arguments.count >= 4, let count = Int(arguments[2]) else {
-            throw BenchmarkError("usage: lan-node send DATA COUNT GAP_US PEERS GO | receive DATA COUNT OUT PEERS")
+            throw BenchmarkError(
+                "usage: lan-node send DATA COUNT GAP_US PEERS GO OUT | receive DATA COUNT OUT PEERS")
         }
         var configuration = Configuration.bench(
             dataDirectory: arguments[1], displayName: arguments[0], listenPort: 4_747, discovery: true)
@@ -119,7 +121,11 @@ enum LanNode {
         if !log.isComplete {
             FileHandle.standardError.write(Data("missing messages: \(log.missing(of: count))\n".utf8))
         }
-        // The stages after the callback (checked, stored) may come a little later: they are read at the end.
+        // The stages after the callback (checked, stored) come later: waited for, up to 5 s, before they are read.
+        let storing = ContinuousClock.now
+        while !log.allStored(in: trace) && ContinuousClock.now - storing < .seconds(5) {
+            try await Task.sleep(for: .milliseconds(100))
+        }
         try log.lines(stages: trace).write(toFile: output, atomically: true, encoding: .utf8)
     }
 
@@ -149,6 +155,11 @@ private final class LatencyLog: @unchecked Sendable {
     var count: Int { lock.withLock { messages.count } }
     var isComplete: Bool { lock.withLock { messages.count >= wanted } }
     func missing(of count: Int) -> [Int] { lock.withLock { (0..<count).filter { !indices.contains($0) } } }
+
+    /// Whether every message logged has reached the last stage in `trace`.
+    func allStored(in trace: DeliveryTrace) -> Bool {
+        lock.withLock { messages.allSatisfy { trace.times(of: $0.id)[.stored] != nil } }
+    }
 
     /// A line per message: its latency, then each stage's time after its send (-1 where not reached).
     func lines(stages trace: DeliveryTrace) -> String {
