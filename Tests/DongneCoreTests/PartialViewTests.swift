@@ -138,6 +138,28 @@ import Testing
         #expect(!view.passive.contains(second[0]) && view.asked[second[0]] == nil)
     }
 
+    @Test func refusalsInARowDoubleThePauseUntilANeighbourIsLost() {
+        var view = Self.view(withNeighbours: [2, 3, 4, 5])
+        for spare in 20..<30 { _ = view.handle(.discovered(Self.address(spare)), now: 0) }
+        var now: UInt64 = 0
+        var pauses: [UInt64] = []
+        for _ in 0..<7 {
+            guard let asked = view.asked.keys.first else { break }
+            let refused = view.handle(.received(.neighbourReply(accepted: false), from: asked), now: now)
+            let wake = refused.compactMap { if case .wake(let at) = $0 { at } else { nil } }.last!
+            pauses.append(wake - now)
+            now = wake
+            _ = view.handle(.timer, now: now)
+        }
+        #expect(pauses == [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 32_000])
+        // A lost neighbour: the node asks at once, and a refusal then waits the first pause again.
+        let lost = view.handle(.lost(Self.address(2)), now: now + 1)
+        let asked = Self.sends(lost).filter { if case .neighbour = $0.0 { true } else { false } }
+        #expect(!asked.isEmpty)
+        let refused = view.handle(.received(.neighbourReply(accepted: false), from: asked[0].1), now: now + 2)
+        #expect(refused.contains(.wake(at: now + 2 + 1_000)))
+    }
+
     @Test func aShuffleSendsASampleAndTheWalksEndAnswersWithAsManySpares() {
         var settings = Self.quiet
         settings.shuffleInterval = 1_000

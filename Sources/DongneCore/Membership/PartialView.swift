@@ -21,7 +21,7 @@
 /// The shell reports sessions that end and addresses it cannot reach; the instance never waits on the network.
 public struct PartialView: Sendable {
     /// The sizes and rhythms of the views.
-    public struct Settings: Sendable {
+    public struct Settings: Sendable, Equatable {
         /// Neighbours a node keeps sessions with (the paper's log10(n) + 1, for n up to 10,000).
         public var activeSize = 5
         /// Spares a node knows of.
@@ -38,7 +38,10 @@ public struct PartialView: Sendable {
         public var shufflePassive = 4
         /// Milliseconds a neighbour request waits for its answer before the spare counts as unreachable.
         public var replyDeadline: UInt64 = 2_000
-        /// Milliseconds a node below its active size waits after a refused request before it asks again.
+        /// Milliseconds a node below its active size waits after a refused request before it asks again; twice
+        /// as long after each refusal in a row, up to 32 times as long, until a neighbour accepts or is lost.
+        /// Every request opens a session where none is, so a node that cannot fill its view (its spares are
+        /// all full) must not keep opening one a second.
         public var refillPause: UInt64 = 1_000
 
         /// The paper's settings for networks up to about 10,000 nodes.
@@ -90,6 +93,8 @@ public struct PartialView: Sendable {
     private var now: UInt64 = 0
     private var nextShuffle: UInt64?
     private var nextRefill: UInt64 = 0
+    /// Refused requests since a neighbour last accepted or was lost.
+    private var refusedInARow = 0
     /// What the last shuffle sent (evicted first when its answer comes) and whether the answer is still due.
     private var lastSample: [PeerAddress] = []
     private var shuffleReplyDue: UInt64?
@@ -144,12 +149,15 @@ public struct PartialView: Sendable {
         case .neighbourReply(let accepted):
             guard asked.removeValue(forKey: sender) != nil else { return }
             if accepted {
+                refusedInARow = 0
                 addToActive(sender)
             } else {
-                nextRefill = now + settings.refillPause
+                nextRefill = now + settings.refillPause << min(refusedInARow, 5)
+                refusedInARow += 1
             }
         case .disconnect:
             guard active.remove(sender) != nil else { return }
+            refusedInARow = 0
             output.append(.drop(sender))
             addToPassive(sender)
         case .shuffle(let origin, let timeToLive, let addresses):
@@ -203,6 +211,7 @@ public struct PartialView: Sendable {
     /// A neighbour's session ended: it is gone (not kept as a spare, it may have failed).
     private mutating func lost(_ address: PeerAddress) {
         guard active.remove(address) != nil else { return }
+        refusedInARow = 0
         nextRefill = now
     }
 
@@ -212,6 +221,7 @@ public struct PartialView: Sendable {
         if asked.removeValue(forKey: address) != nil { nextRefill = now }
         if active.remove(address) != nil {
             output.append(.drop(address))
+            refusedInARow = 0
             nextRefill = now
         }
     }
