@@ -33,8 +33,11 @@ public struct Configuration: Sendable {
     public var listenPort: UInt16?
     /// The IPv4 address the node accepts peers on: every interface (`0.0.0.0`, the default) or one of them.
     public var listenAddress = "0.0.0.0"
-    /// Peers to connect to at start, as `HOST:PORT`.
+    /// Peers to connect to at start, as `HOST:PORT`: dialled and kept, whatever the partial views decide.
     public var peers: [String]
+    /// The partial views the node keeps once it listens (HyParView, PROTOCOL.md §2.9): a few neighbours, and
+    /// spares to replace them, instead of a session with every peer found. Nil: a session with every peer found.
+    public var partialView: PartialView.Settings? = PartialView.Settings()
     /// The passphrase of the network to join (see `NetworkKey`); the default network's by default.
     public var networkPassphrase: String
     /// Whether to advertise the node with DNS-SD (when it listens) and dial the dongne services it finds. Off

@@ -187,10 +187,12 @@ public final class Node: Sendable {
         resumeSpacePhotos()
         await openDirectPhotos()
         if configuration.discovery { await network.startDiscovery(port: listening?.port) }
-        // Configured peers, then those met before; one that does not answer is dialled again later.
+        // Configured peers, dialled and kept; one that does not answer is dialled again later. Those met before
+        // are spares of the partial views (or, without them, dialled and kept too).
+        for peer in configuration.peers { try? await connect(to: peer) }
         let remembered = (try? store.knownPeers()) ?? []
-        for peer in configuration.peers + remembered.filter({ !configuration.peers.contains($0) }) {
-            try? await connect(to: peer)
+        for peer in remembered where !configuration.peers.contains(peer) {
+            if let address = SocketAddress(peer) { await network.consider(address) }
         }
     }
 

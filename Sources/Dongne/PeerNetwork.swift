@@ -70,6 +70,7 @@ actor PeerNetwork {
         self.networkKey = networkKey
         var settings = Self.settings(descriptors: DescriptorLimit.raise())
         settings.requiredStampStrength = node.configuration.admission.requiredStampStrength
+        settings.partialView = node.configuration.partialView
         core = PeerInstance(
             identity: node.identity.publicKey, now: 0, random: SplitMix64(seed: .random(in: .min ... .max)),
             settings: settings)
@@ -108,7 +109,15 @@ actor PeerNetwork {
         self.listener = listener
         datagramHost = host
         openDatagramSocket(port: listener.address.port)
+        handle(.listening(port: listener.address.port))
         return listener.address
+    }
+
+    /// An address where a peer was reached before: a spare of the partial views (without them, dialled and
+    /// kept like one the user named, without waiting).
+    func consider(_ address: SocketAddress) {
+        guard !stopped else { return }
+        handle(.known(PeerAddress(host: address.host, port: address.port)))
     }
 
     /// Advertises this node (when it listens on `port`) under a random instance name and dials the services
@@ -464,7 +473,8 @@ actor PeerNetwork {
         let blob: BlobHash
         switch request {
         case .blobWant(let hash), .chunkRequest(let hash, _): blob = hash
-        case .batch, .acknowledge, .channels, .reconcile, .request, .reconciled, .datagrams, .blobHave, .chunk:
+        case .batch, .acknowledge, .channels, .reconcile, .request, .reconciled, .datagrams, .blobHave, .chunk,
+            .listening, .membership:
             return []
         }
         let entry = owner.photos.entry(blob)

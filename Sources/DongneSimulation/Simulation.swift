@@ -47,6 +47,10 @@ public struct Simulation {
         /// ``warmUp``, through a random node already in, every ``joinSpacing`` milliseconds. Their membership
         /// messages take the link's delay and are not counted among ``Report/messages``.
         public var partialViews: PartialView.Settings? = nil
+        /// With partial views: each node's own ``PeerInstance`` keeps them, as a listening node does (its
+        /// membership messages travel over sessions, some opened for them alone), instead of views beside the
+        /// nodes that tell them which sessions to hold. Membership messages are counted apart either way.
+        public var viewsInNodes = false
         /// Milliseconds between two nodes' joins at the start, with partial views.
         public var joinSpacing: UInt64 = 20
         /// With partial views: the share of ``nodes`` that leave (without a word) each minute of writing, as
@@ -216,10 +220,12 @@ public struct Simulation {
             return SigningKey(seed: [UInt8](repeating: low, count: 31) + [0x5e ^ high])!
         }
         self.keys = keys
+        var settings = scenario.settings
+        settings.partialView = scenario.viewsInNodes ? scenario.partialViews : nil
         nodes = keys.indices.map { node in
             PeerInstance(
                 identity: keys[node].publicKey, now: 0,
-                random: SplitMix64(seed: scenario.seed &* 1_000 &+ UInt64(node)), settings: scenario.settings)
+                random: SplitMix64(seed: scenario.seed &* 1_000 &+ UInt64(node)), settings: settings)
         }
         stores = Array(repeating: Store(), count: keys.count)
         wakeAt = Array(repeating: nil, count: keys.count)
@@ -272,7 +278,7 @@ public struct Simulation {
     private mutating func leave(_ node: Int, at time: UInt64) {
         guard !gone.contains(node) else { return }
         gone.insert(node)
-        if !views.isEmpty { viewsLose(node, at: time) }
+        if !views.isEmpty && !scenario.viewsInNodes { viewsLose(node, at: time) }
         for end in sessions.keys.filter({ $0.node == node }).sorted(by: { $0.id < $1.id }) { hangUp(end, at: time) }
     }
 
@@ -281,7 +287,8 @@ public struct Simulation {
         let hash: BlobHash
         switch request {
         case .blobWant(let blob), .chunkRequest(let blob, _): hash = blob
-        case .batch, .acknowledge, .channels, .reconcile, .request, .reconciled, .datagrams, .blobHave, .chunk:
+        case .batch, .acknowledge, .channels, .reconcile, .request, .reconciled, .datagrams, .blobHave, .chunk,
+            .listening, .membership:
             return []
         }
         let manifest = stores[node].manifests[hash]
@@ -508,6 +515,8 @@ public struct Simulation {
         if time >= scenario.warmUp {
             if case .acknowledge([]) = message {
                 keepalivesSent += 1
+            } else if message.isMembership {
+                membershipMessages += 1
             } else {
                 messagesSent += 1
                 messagesByType[Self.typeName(message), default: 0] += 1
@@ -546,6 +555,8 @@ public struct Simulation {
         case .blobHave: "blob have"
         case .chunkRequest: "chunk request"
         case .chunk: "chunk"
+        case .listening: "listening"
+        case .membership: "membership"
         }
     }
 
@@ -641,7 +652,9 @@ extension Simulation {
         joinedAt[node] = time
         handle(.joinedChanged([channel]), at: node, time: time)
         let contact = live.randomElement(using: &random).map(Self.address(of:))
-        handleView(.start(contact: contact), at: node, time: time)
+        guard scenario.viewsInNodes else { return handleView(.start(contact: contact), at: node, time: time) }
+        handle(.listening(port: 7_000), at: node, time: time)
+        if let contact { handle(.known(contact), at: node, time: time) }
     }
 
     /// The neighbours of a node that left hear their sessions with it end, and stop dialling it.

@@ -34,8 +34,27 @@ public enum SessionVectors {
             "handshake": handshake,
             "rekey": rekey,
             "datagrams": datagrams(),
+            "membership": .array(membership().map { name, message in
+                .object(["name": .string(name), "bytes": .string(Hex.encode(message.wireBytes))])
+            }),
         ]
         return try JSONValue.render(JSONValue.object(contents))
+    }
+
+    /// The messages of partial views (PROTOCOL.md §2.9), as a node sends them; an empty host is the sender's.
+    static func membership() -> [(String, GossipMessage)] {
+        let sender = PeerAddress(host: "", port: 4_747)
+        let (a, b) = (PeerAddress(host: "10.77.0.2", port: 4_747), PeerAddress(host: "192.168.1.30", port: 50_001))
+        return [
+            ("listening", .listening(port: 4_747)),
+            ("join", .membership(.join)),
+            ("forward-join", .membership(.forwardJoin(a, timeToLive: 6))),
+            ("neighbour-urgent", .membership(.neighbour(urgent: true))),
+            ("neighbour-reply-refused", .membership(.neighbourReply(accepted: false))),
+            ("disconnect", .membership(.disconnect)),
+            ("shuffle", .membership(.shuffle(origin: sender, timeToLive: 6, addresses: [a, b]))),
+            ("shuffle-reply", .membership(.shuffleReply([b]))),
+        ]
     }
 
     /// The parties of the `handshake` vector: alice dials (the Noise initiator), bob answers; static keys a0…bf

@@ -64,6 +64,9 @@ enum GossipSimulationBenchmark {
         Measure.report(
             "  sessions per node, mean / most",
             String(format: "%.1f / %d", report.sessionsPerNode.mean, report.sessionsPerNode.maximum))
+        if let churn = report.churn {
+            Measure.report("  membership messages per operation", String(format: "%.2f", churn.membershipMessagesPerOperation))
+        }
         return Measure.ratio("  lost", Double(report.lost), atMost: 0)
     }
 
@@ -94,6 +97,11 @@ enum GossipSimulationBenchmark {
         scenario.messagesPerSecond = 10
         scenario.churnPerMinute = 0.1
         // Lost counts at the nodes live at the end.
-        return runAndReport("1,000 nodes on partial views, 10% leave and join in 1 min", scenario)
+        let beside = runAndReport("1,000 nodes on partial views, 10% leave and join in 1 min", scenario)
+        // The same, with the views where real nodes keep them: inside each peer core, their messages over
+        // sessions (PROTOCOL.md §2.9).
+        scenario.viewsInNodes = true
+        let inside = runAndReport("same, each peer core keeping its own views", scenario)
+        return beside && inside
     }
 }

@@ -139,7 +139,9 @@ import Testing
         messages.flatMap { message -> [UInt64] in
             switch message {
             case .acknowledge(let sequences), .batch(_, _, let sequences, _): sequences
-            case .channels, .reconcile, .request, .reconciled, .datagrams, .blobWant, .blobHave, .chunkRequest, .chunk: []
+            case .channels, .reconcile, .request, .reconciled, .datagrams, .blobWant, .blobHave, .chunkRequest, .chunk,
+                .listening, .membership:
+                []
             }
         }
     }

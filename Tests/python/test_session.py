@@ -77,6 +77,31 @@ def test_datagram_vectors():
         assert len(header + sealed) <= 1200
 
 
+def test_membership_vectors_are_the_spec_s():
+    """PROTOCOL.md §2.9: each message of partial views re-encoded from its parts with cbor2, canonically."""
+    import json
+    import pathlib
+
+    import cbor2
+
+    vectors = json.loads((pathlib.Path(__file__).resolve().parents[2] / "Protocol/vectors/session.json").read_text())
+    a, b = ["10.77.0.2", 4747], ["192.168.1.30", 50001]
+    expected = {
+        "listening": [11, 4747],
+        "join": [12],
+        "forward-join": [13, a, 6],
+        "neighbour-urgent": [14, True],
+        "neighbour-reply-refused": [15, False],
+        "disconnect": [16],
+        "shuffle": [17, ["", 4747], 6, [a, b]],
+        "shuffle-reply": [18, [b]],
+    }
+    messages = {vector["name"]: bytes.fromhex(vector["bytes"]) for vector in vectors["membership"]}
+    assert set(messages) == set(expected)
+    for name, parts in expected.items():
+        assert messages[name] == cbor2.dumps(parts, canonical=True), name
+
+
 def test_handshake_and_rekey_vectors_are_what_noiseprotocol_makes():
     """The `handshake` and `rekey` sections (written by the Swift tool) against session_vectors.py, which makes them
     with noiseprotocol, PyNaCl and cbor2 from PROTOCOL.md §2.2 and §2.3."""

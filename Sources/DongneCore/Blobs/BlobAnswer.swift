@@ -24,7 +24,8 @@ public enum BlobAnswer {
             }
             if !complete { answers.append(have(blob, manifest: manifest, held: held)) }
             return answers
-        case .batch, .acknowledge, .channels, .reconcile, .request, .reconciled, .datagrams, .blobHave, .chunk:
+        case .batch, .acknowledge, .channels, .reconcile, .request, .reconciled, .datagrams, .blobHave, .chunk,
+            .listening, .membership:
             return []
         }
     }

@@ -241,7 +241,7 @@ public struct BlobFetchInstance: Sendable {
             arrived(blob, index: index, bytes: bytes, from: peer)
             return true
         case .batch, .acknowledge, .channels, .reconcile, .request, .reconciled, .datagrams, .blobWant,
-            .chunkRequest:
+            .chunkRequest, .listening, .membership:
             return false
         }
     }

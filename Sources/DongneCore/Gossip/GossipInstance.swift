@@ -246,8 +246,9 @@ public struct GossipInstance: Sendable {
         case .channels(let channels):
             peers[peer]?.channels = Set(channels)
             return []
-        case .reconcile, .request, .reconciled, .datagrams, .blobWant, .blobHave, .chunkRequest, .chunk:
-            return []  // the peer core handles reconciliation and datagram routes
+        case .reconcile, .request, .reconciled, .datagrams, .blobWant, .blobHave, .chunkRequest, .chunk, .listening,
+            .membership:
+            return []  // the peer core handles reconciliation, datagram routes and membership
         }
     }
 

@@ -41,6 +41,12 @@ public enum GossipMessage: Sendable, Equatable {
     case chunkRequest(BlobHash, indexes: [Int])
     /// One chunk of a blob, by index.
     case chunk(BlobHash, index: Int, bytes: [UInt8])
+    /// The sender takes sessions on this TCP port (of the session's host), and keeps partial views (PROTOCOL.md
+    /// §2.9): the first message of a session from a node that does.
+    case listening(port: UInt16)
+    /// What HyParView's members say to each other (PROTOCOL.md §2.9). Addresses with an empty host name the
+    /// message's sender.
+    case membership(MembershipMessage)
 }
 
 /// A stored document as gossip carries it: its id and its exact bytes.

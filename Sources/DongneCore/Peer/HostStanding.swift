@@ -17,6 +17,8 @@ struct HostStanding: Sendable, Equatable {
     var requests: TokenBucket
     /// Chunks (and `blob want`s) this node read from its store for the host.
     var chunks: TokenBucket
+    /// Membership messages, which make this node change its views, dial and send.
+    var membership: TokenBucket
     /// Connections from the host are closed as they open until this time.
     var ignoredUntil: UInt64 = 0
     /// When the host last opened a connection (the least recent is forgotten first).
@@ -38,6 +40,8 @@ struct HostStanding: Sendable, Equatable {
             capacity: settings.hostRequestBurst, ratePerSecond: settings.hostRequestsPerSecond, now: now)
         chunks = TokenBucket(
             capacity: settings.hostChunkBurst, ratePerSecond: settings.hostChunksPerSecond, now: now)
+        membership = TokenBucket(
+            capacity: settings.hostMembershipBurst, ratePerSecond: settings.hostMembershipPerSecond, now: now)
         lastSeen = now
     }
 

@@ -12,6 +12,18 @@ public struct PeerAddress: Hashable, Comparable, Sendable, CustomStringConvertib
         self.port = port
     }
 
+    /// Whether `host` is an IPv4 address in dotted-quad form: four decimal numbers up to 255, without leading
+    /// zeros (one spelling per address, so that an address a peer names compares equal to the one DNS-SD gives).
+    public static func isDottedQuad(_ host: String) -> Bool {
+        let parts = host.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        return parts.count == 4
+            && parts.allSatisfy { part in
+                guard (1...3).contains(part.count), part.allSatisfy({ (48...57).contains($0) }) else { return false }
+                guard part.count == 1 || part.first != 48 else { return false }
+                return Int(String(decoding: part, as: UTF8.self))! <= 255
+            }
+    }
+
     /// `host:port`.
     public var description: String { "\(host):\(port)" }
 

@@ -9,7 +9,8 @@ extension PeerInstance {
         switch message {
         case .chunkRequest(let hash, let indexes): (blob, cost) = (hash, indexes.count)
         case .blobWant(let hash): (blob, cost) = (hash, 1)
-        case .batch, .acknowledge, .channels, .reconcile, .request, .reconciled, .datagrams, .blobHave, .chunk:
+        case .batch, .acknowledge, .channels, .reconcile, .request, .reconciled, .datagrams, .blobHave, .chunk,
+            .listening, .membership:
             return
         }
         guard withinBudget(\.chunks, on: id, cost: cost) else { return }

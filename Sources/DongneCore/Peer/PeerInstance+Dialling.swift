@@ -34,9 +34,18 @@ extension PeerInstance {
         for directive in directives {
             switch directive {
             case .connect(let host, let port):
-                connect(to: PeerAddress(host: host, port: port))
+                let address = PeerAddress(host: host, port: port)
+                guard view != nil else {
+                    connect(to: address)
+                    continue
+                }
+                advertised.insert(address)
+                spare(address)
             case .forget(let host, let port):
-                forget(PeerAddress(host: host, port: port))
+                let address = PeerAddress(host: host, port: port)
+                advertised.remove(address)
+                advertisedRetryAt[address] = nil
+                forget(address)
             case .log(let line):
                 output.append(.notify(.discovery(line)))
             }

@@ -3,7 +3,9 @@
 extension PeerInstance {
     mutating func route(_ message: GossipMessage, from id: PeerID) {
         retireReplacedSession(of: id)
-        guard links[id] != nil else { return }
+        guard let link = links[id] else { return }
+        // A peer that opened this session and spoke anything but membership first is no member: it shows now.
+        if view != nil, !link.announced, link.listening == nil, message.isMembership == false { announce(id) }
         switch message {
         case .channels(let channels):
             followGossip(gossip.handle(.received(message, from: id)))
@@ -36,6 +38,10 @@ extension PeerInstance {
             serveBlob(message, to: id)
         case .blobHave, .chunk:
             followBlobs(.received(message, from: id))
+        case .listening(let port):
+            labelSession(id, listeningOn: port)
+        case .membership(let membership):
+            receivedMembership(membership, on: id)
         }
     }
 

@@ -10,6 +10,7 @@ extension PeerInstance {
         let tokens = TokenBucket(
             capacity: settings.burst, ratePerSecond: settings.documentsPerSecond, now: now)
         links[id] = PeerLink(remote: remote, dialled: dialled, now: now, tokens: tokens)
+        if let dialled, membershipDials.remove(dialled) != nil { links[id]?.forMembership = true }
     }
 
     mutating func established(_ id: PeerID, peer: PublicKey, handshakeHash: [UInt8]) {
@@ -25,21 +26,34 @@ extension PeerInstance {
             links[id]?.refusedForCapacity = true
             return close(id, refusal)
         }
-        let alreadyConnected = links.values.contains { $0.peer == peer }
         links[id]?.peer = peer
         links[id]?.lastHeard = now
         settleDuplicate(id, peer: peer)
         guard links[id] != nil else { return }  // it was a duplicate, and is closed
         if let address = link.dialled {
-            dialTargets[address] = 0
+            // Reached: its next redial pause starts over (if it is one to stay connected to).
+            if dialTargets[address] != nil { dialTargets[address] = 0 }
             output.append(.remember(address))
         }
+        if let listeningPort, view != nil { send(.listening(port: listeningPort), to: id) }
         followGossip(gossip.handle(.connected(id, channels: [], tag: PeerTag(identity: peer))))
         send(.channels(joined), to: id)
         offerDatagrams(on: id, handshakeHash: handshakeHash)
         followBlobs(.peerJoined(id))
         if let ownProfile { followGossip(gossip.handle(.offer([ownProfile], to: id))) }
-        if !alreadyConnected, let summary = links[id]?.summary { output.append(.notify(.joined(summary))) }
+        // With partial views, a peer shows as joined once it is a neighbour (or, over a session it opened, once
+        // it says it is no member): sessions that only carry a few membership messages come and go unseen.
+        if view == nil || (link.isOutbound && !link.forMembership) { announce(id) }
+        if let address = link.dialled { sendWaiting(to: address) }
+        endUnneededSessions()
+    }
+
+    /// Tells the user that the peer of `id` joined, unless another of its sessions already did.
+    mutating func announce(_ id: PeerID) {
+        guard let link = links[id], !link.announced, let peer = link.peer else { return }
+        links[id]?.announced = true
+        let told = links.contains { $0.key != id && $0.value.peer == peer && $0.value.announced }
+        if !told, let summary = links[id]?.summary { output.append(.notify(.joined(summary))) }
     }
 
     /// Ends a link now, with a reason for the user.
@@ -76,12 +90,13 @@ extension PeerInstance {
         }
         followGossip(gossip.handle(.disconnected(id)))
         followBlobs(.peerLeft(id))
-        if stillConnected { return }
-        if let summary = link.summary {
-            output.append(.notify(.left(summary, reason: reason)))
-        } else {
-            endedBeforeHandshake(link, reason: reason)
+        membershipSessionEnded(link)
+        guard let summary = link.summary else {
+            if !stillConnected { endedBeforeHandshake(link, reason: reason) }
+            return
         }
+        let toldElsewhere = links.values.contains { $0.peer == link.peer && $0.announced }
+        if link.announced && !toldElsewhere { output.append(.notify(.left(summary, reason: reason))) }
     }
 
     /// A connection that ended before its handshake was done costs its host (unless this node dialled it).

@@ -33,6 +33,12 @@ public struct PeerInstance: Sendable {
         case datagramsRefused([OutgoingDatagram])
         /// The node takes datagrams on this UDP port.
         case datagramPort(UInt16)
+        /// The node takes sessions on this TCP port: it keeps partial views from now on (PROTOCOL.md §2.9),
+        /// unless ``Settings/partialView`` is nil.
+        case listening(port: UInt16)
+        /// An address where a peer was reached before: a spare of the partial views (dialled like
+        /// ``connect(_:)`` without them).
+        case known(PeerAddress)
         /// The user asked to stay connected to this address.
         case connect(PeerAddress)
         /// Stop dialling this address (a membership layer dropped it); a session with it goes on until the shell
@@ -250,6 +256,13 @@ public struct PeerInstance: Sendable {
         public var gossip = GossipInstance.Settings()
         /// The blob fetch core's settings.
         public var blobFetch = BlobFetchInstance.Settings()
+        /// The partial views' settings, once the node listens (PROTOCOL.md §2.9); nil: it dials every address it
+        /// finds and keeps a session with each.
+        public var partialView: PartialView.Settings? = PartialView.Settings()
+        /// Membership messages a host may send at once, and per second: far above a member's few a second.
+        /// Beyond, ignored and counted.
+        public var hostMembershipBurst = 64.0
+        public var hostMembershipPerSecond = 16.0
 
         /// The defaults.
         public init() {}
@@ -303,6 +316,19 @@ public struct PeerInstance: Sendable {
     /// When gossip asked to be woken, and the time the shell was last asked to wake the core.
     var gossipWake: UInt64?
     var armed: UInt64?
+    /// The partial views (once the node listens), when they asked to be woken, and the port the node listens on.
+    var view: PartialView?
+    var viewWake: UInt64?
+    /// Whether the node joined the overlay through a contact (its first spare).
+    var hasJoined = false
+    var listeningPort: UInt16?
+    /// Membership messages waiting for a session with their address, and the addresses dialled for the views.
+    var waiting: [PeerAddress: [MembershipMessage]] = [:]
+    var membershipDials: Set<PeerAddress> = []
+    /// Addresses DNS-SD advertises now (spares of the views), and when each may be offered again after a failed
+    /// dial.
+    var advertised: Set<PeerAddress> = []
+    var advertisedRetryAt: [PeerAddress: UInt64] = [:]
     /// The directives of the event being handled.
     var output: [Directive] = []
 
@@ -326,7 +352,9 @@ public struct PeerInstance: Sendable {
         advanceGossipClock()
         switch event {
         case .opened(let id, let remote, let dialled): opened(id, remote: remote, dialled: dialled)
-        case .dialFailed(let address): scheduleRedial(address)
+        case .dialFailed(let address):
+            scheduleRedial(address)
+            membershipDialFailed(address)
         case .established(let id, let peer, let hash): established(id, peer: peer, handshakeHash: hash)
         case .message(let id, let bytes): received(bytes, on: id)
         case .heard(let id): links[id]?.lastHeard = self.now
@@ -335,7 +363,11 @@ public struct PeerInstance: Sendable {
         case .datagramsRefused(let datagrams):
             for datagram in datagrams { send(datagram.message, to: datagram.peer) }
         case .datagramPort(let port): datagramPort = port
-        case .connect(let address): connect(to: address)
+        case .listening(let port): startViews(listeningOn: port)
+        case .known(let address): consider(address)
+        case .connect(let address):
+            connect(to: address)
+            spare(address)
         case .forget(let address): forget(address)
         case .advertised(let instance): directory = DiscoveryDirectory(ownInstance: instance)
         case .discovered(let report): follow(directory.handle(report))
@@ -394,6 +426,7 @@ public struct PeerInstance: Sendable {
         var earliest = min(nextLivenessCheck, nextAntiEntropy)
         if let gossipWake { earliest = min(earliest, gossipWake) }
         if let blobWake { earliest = min(earliest, blobWake) }
+        if let viewWake { earliest = min(earliest, viewWake) }
         if let redial = redialAt.values.min() { earliest = min(earliest, redial) }
         guard earliest != armed else { return }
         armed = earliest
@@ -410,6 +443,12 @@ public struct PeerInstance: Sendable {
         if now >= nextLivenessCheck {
             nextLivenessCheck = now + settings.livenessCheckInterval
             checkLiveness()
+            offerAdvertisedSpares()
+            endUnneededSessions()
+        }
+        if let due = viewWake, due <= now {
+            viewWake = nil
+            followView(.timer)
         }
         if let due = blobWake, due <= now {
             blobWake = nil

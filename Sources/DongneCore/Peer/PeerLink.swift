@@ -37,12 +37,19 @@ struct PeerLink: Sendable {
     var lastSent: UInt64
     /// Sessions with the same peer that close once this one has carried the peer's first message.
     var replaces: [PeerID] = []
+    /// The address the peer takes sessions on: the one dialled, or the one it announced (partial views).
+    var listening: PeerAddress?
+    /// Whether this node dialled it for its partial views alone (not for the user, nor DNS-SD without views).
+    var forMembership = false
+    /// Whether the user was told that the peer joined over this session.
+    var announced = false
 
     var isOutbound: Bool { dialled != nil }
 
     init(remote: PeerAddress, dialled: PeerAddress?, now: UInt64, tokens: TokenBucket) {
         self.remote = remote
         self.dialled = dialled
+        self.listening = dialled
         self.tokens = tokens
         openedAt = now
         lastHeard = now

@@ -176,7 +176,8 @@ public struct ReconciliationInstance: Sendable {
             return ids.isEmpty || ids.count > Self.chunk ? [] : [.offer(ids, to: peer)]
         case .reconciled(let channel):
             return answered[peer]?.contains(channel) == true ? [.reconciled(channel)] : []
-        case .batch, .acknowledge, .channels, .datagrams, .blobWant, .blobHave, .chunkRequest, .chunk:
+        case .batch, .acknowledge, .channels, .datagrams, .blobWant, .blobHave, .chunkRequest, .chunk, .listening,
+            .membership:
             return []
         }
     }

@@ -1,0 +1,186 @@
+/// Partial views on real sessions (PROTOCOL.md §2.9): once the node listens, HyParView (``PartialView``) decides
+/// which peers it holds sessions with, so that a node of a network of thousands keeps a handful, not one per node.
+///
+/// A session's peer is known to the views by the address it listens on: the address this node dialled, or the
+/// session's host with the port the peer announced in `listening`, its first message. Addresses that DNS-SD finds
+/// and that this node met before are spares; an address the user names is dialled and kept as before (the user's
+/// choice, outside the views), and is a spare too. A message for an address without a session waits (bounded)
+/// while the node dials it; a session dialled for the views alone ends once the views need it no more, and its
+/// peer shows as joined only while it is a neighbour. Peers that do not speak membership (an older node, a
+/// client) keep their sessions as before, within the caps on sessions.
+extension PeerInstance {
+    /// Membership messages that may wait for one address's session, and addresses that may have some waiting.
+    static let maximumWaitingPerAddress = 8
+    static let maximumWaitingAddresses = 64
+
+    /// The node takes sessions on `port`: from now on it keeps partial views (unless its settings say not to).
+    mutating func startViews(listeningOn port: UInt16) {
+        guard view == nil, let viewSettings = settings.partialView else { return }
+        listeningPort = port
+        view = PartialView(
+            ownAddress: PeerAddress(host: "", port: port), random: SplitMix64(seed: random.next()),
+            settings: viewSettings)
+        followView(.start(contact: nil))
+        for id in links.keys.sorted() where links[id]?.peer != nil { send(.listening(port: port), to: id) }
+    }
+
+    /// An address met before: a spare with partial views, else dialled like one the user named.
+    mutating func consider(_ address: PeerAddress) {
+        guard view != nil else { return connect(to: address) }
+        spare(address)
+    }
+
+    /// A spare for the views; the first one, to a node with no neighbour, is its contact, through which it joins
+    /// the overlay (so that a join walk makes it known beyond its contact).
+    mutating func spare(_ address: PeerAddress) {
+        guard let membership = view else { return }
+        guard !hasJoined, membership.active.isEmpty, membership.asked.isEmpty else {
+            return followView(.discovered(address))
+        }
+        hasJoined = true
+        followView(.start(contact: address))
+    }
+
+    /// The peer announced the port it takes sessions on: its session now names it for the views.
+    mutating func labelSession(_ id: PeerID, listeningOn port: UInt16) {
+        guard view != nil, let link = links[id], link.listening == nil else { return }
+        let address = PeerAddress(host: link.remote.host, port: port)
+        links[id]?.listening = address
+        sendWaiting(to: address)
+        endUnneededSessions()
+    }
+
+    /// A membership message over a session whose peer's address is known; its sender's own address (an empty
+    /// host) is that address. Within its host's budget, like every message that makes this node work.
+    mutating func receivedMembership(_ message: MembershipMessage, on id: PeerID) {
+        guard view != nil, let sender = links[id]?.listening else { return ignoreOverBudget(on: id) }
+        guard withinBudget(\.membership, on: id) else { return }
+        followView(.received(Self.naming(sender, in: message), from: sender))
+    }
+
+    /// Carries out one event of the views, then ends the sessions they dialled and need no more.
+    mutating func followView(_ event: PartialView.Event) {
+        guard !stopped, var membership = view else { return }
+        let directives = membership.handle(event, now: now)
+        view = membership
+        for directive in directives {
+            switch directive {
+            case .send(let message, let address): deliver(message, to: address)
+            case .keep(let address): keep(address)
+            case .drop(let address): dropNeighbour(address)
+            case .wake(let at): viewWake = at == .max ? nil : at
+            }
+        }
+        endUnneededSessions()
+    }
+
+    /// A dial the views asked for failed, or its session ended before the peer was known.
+    mutating func membershipDialFailed(_ address: PeerAddress) {
+        guard membershipDials.remove(address) != nil || waiting[address] != nil else { return }
+        waiting[address] = nil
+        if advertised.contains(address) { advertisedRetryAt[address] = now + settings.longestRedialPause }
+        followView(.unreachable(address))
+    }
+
+    /// A session ended: if it was the last to a neighbour, the views lose that neighbour.
+    mutating func membershipSessionEnded(_ link: PeerLink) {
+        guard link.peer != nil else {
+            if link.forMembership, let address = link.dialled { membershipDialFailed(address) }
+            return
+        }
+        guard let address = link.listening, view?.active.contains(address) == true,
+            !links.values.contains(where: { $0.listening == address })
+        else { return }
+        followView(.lost(address))
+    }
+
+    /// Spares from DNS-SD that the views forgot (a dial failed, say) come back while the node lacks neighbours:
+    /// a service still advertised is worth another try after the longest redial pause.
+    mutating func offerAdvertisedSpares() {
+        guard let membership = view, membership.active.count < membership.settings.activeSize else { return }
+        var room = membership.settings.passiveSize - membership.passive.count
+        for address in advertised.sorted() where room > 0 {
+            guard !membership.active.contains(address), !membership.passive.contains(address),
+                membership.asked[address] == nil, (advertisedRetryAt[address] ?? 0) <= now
+            else { continue }
+            room -= 1
+            followView(.discovered(address))
+        }
+    }
+
+    // MARK: Directives
+
+    private mutating func deliver(_ message: MembershipMessage, to address: PeerAddress) {
+        if let id = session(to: address) { return send(.membership(message), to: id) }
+        guard waiting[address] != nil || waiting.count < Self.maximumWaitingAddresses,
+            waiting[address, default: []].count < Self.maximumWaitingPerAddress
+        else { return }
+        waiting[address, default: []].append(message)
+        dialForViews(address)
+    }
+
+    private mutating func keep(_ address: PeerAddress) {
+        if session(to: address) == nil { dialForViews(address) }
+    }
+
+    /// A neighbour no more: its sessions end once what was sent to them has left, unless the user named it.
+    private mutating func dropNeighbour(_ address: PeerAddress) {
+        guard dialTargets[address] == nil else { return }
+        for id in links.keys.sorted() where links[id]?.listening == address { retire(id) }
+    }
+
+    private mutating func dialForViews(_ address: PeerAddress) {
+        guard !stopped else { return }
+        let dialling = links.values.contains { $0.dialled == address && $0.peer == nil }
+        guard !dialling, membershipDials.insert(address).inserted else { return }
+        output.append(.dial(address))
+    }
+
+    /// Sends what waits for `address` over its session, now that there is one.
+    mutating func sendWaiting(to address: PeerAddress) {
+        guard let id = session(to: address), let messages = waiting.removeValue(forKey: address) else { return }
+        for message in messages { send(.membership(message), to: id) }
+    }
+
+    /// Brings the sessions of members in line with the views: those of a neighbour, or of an address the user
+    /// named, show as joined (and so do those of peers that turn out to be no members); those of an address that is neither a neighbour nor asked to be one and has nothing
+    /// waiting end. A session this node dialled for the views ends as soon as it said its part; one a member opened gets
+    /// ``PartialView/Settings/replyDeadline`` for its exchange first, so that views that disagree (a request
+    /// answered after its deadline, say) cannot hold a session open that neither side counts.
+    mutating func endUnneededSessions() {
+        guard let membership = view else { return }
+        for id in links.keys.sorted() {
+            guard let link = links[id], link.peer != nil else { continue }
+            guard let address = link.listening else {
+                // A member says `listening` first, right after the handshake: a peer silent for longer is none.
+                if now - min(now, link.openedAt) >= settings.livenessCheckInterval { announce(id) }
+                continue
+            }
+            if membership.active.contains(address) || dialTargets[address] != nil {
+                announce(id)
+                continue
+            }
+            guard membership.asked[address] == nil, waiting[address] == nil,
+                link.forMembership || now - min(now, link.openedAt) >= membership.settings.replyDeadline
+            else { continue }
+            retire(id)
+        }
+    }
+
+    /// The established session to the peer listening at `address` (the oldest, if several).
+    private func session(to address: PeerAddress) -> PeerID? {
+        links.keys.sorted().first { links[$0]?.listening == address && links[$0]?.peer != nil }
+    }
+
+    /// The message with every address that names its sender (an empty host) replaced by the sender's address.
+    private static func naming(_ sender: PeerAddress, in message: MembershipMessage) -> MembershipMessage {
+        let named = { (address: PeerAddress) in address.host.isEmpty ? sender : address }
+        return switch message {
+        case .join, .neighbour, .neighbourReply, .disconnect: message
+        case .forwardJoin(let joiner, let timeToLive): .forwardJoin(named(joiner), timeToLive: timeToLive)
+        case .shuffle(let origin, let timeToLive, let addresses):
+            .shuffle(origin: named(origin), timeToLive: timeToLive, addresses: addresses.map(named))
+        case .shuffleReply(let addresses): .shuffleReply(addresses.map(named))
+        }
+    }
+}

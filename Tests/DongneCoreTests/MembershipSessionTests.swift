@@ -1,0 +1,231 @@
+import DongneCore
+import DongneSimulation
+import Testing
+
+/// Partial views on real sessions (``PeerInstance`` once it listens, PROTOCOL.md §2.9), one test per rule of
+/// its documentation; the wire form of membership messages; and many peer cores keeping their own views.
+@Suite struct MembershipSessionTests {
+    typealias Core = PeerInstanceTests
+    static let port: UInt16 = 4_747
+    static func address(_ number: Int) -> PeerAddress { PeerAddress(host: "10.0.0.\(number)", port: port) }
+
+    /// A core listening on ``port``, its partial views started (no shuffle before the test ends).
+    static func listening(settings: PeerInstance.Settings = .init()) -> PeerInstance {
+        var settings = settings
+        settings.partialView?.shuffleInterval = 1 << 40
+        var core = Core.core(settings: settings)
+        _ = core.handle(.listening(port: port), now: 0)
+        return core
+    }
+
+    static func sent(_ directives: [PeerInstance.Directive], on id: UInt64) -> [GossipMessage] {
+        directives.compactMap { if case .send(let message, PeerID(id)) = $0 { message } else { nil } }
+    }
+
+    static func notices(_ directives: [PeerInstance.Directive]) -> [PeerNotice] {
+        directives.compactMap { if case .notify(let notice) = $0 { notice } else { nil } }
+    }
+
+    /// Opens session `id` from `number`'s host (accepted), established, and labelled with its listening port.
+    static func accept(_ core: inout PeerInstance, _ id: UInt64, from number: Int, key: SigningKey, at now: UInt64 = 0)
+        -> [PeerInstance.Directive]
+    {
+        _ = core.handle(.opened(PeerID(id), remote: PeerAddress(host: "10.0.0.\(number)", port: 50_000), dialled: nil), now: now)
+        let established = core.handle(.established(PeerID(id), peer: key.publicKey, handshakeHash: [1]), now: now)
+        return established + core.handle(Core.message(.listening(port: port), on: id), now: now)
+    }
+
+    // MARK: Wire
+
+    @Test func everyMembershipMessageHasOneEncodingThatRoundTrips() throws {
+        let a = Self.address(2)
+        let sender = PeerAddress(host: "", port: 7_000)
+        let messages: [GossipMessage] = [
+            .listening(port: 4_747), .membership(.join), .membership(.forwardJoin(a, timeToLive: 6)),
+            .membership(.neighbour(urgent: true)), .membership(.neighbourReply(accepted: false)),
+            .membership(.disconnect), .membership(.shuffle(origin: sender, timeToLive: 5, addresses: [a, sender])),
+            .membership(.shuffleReply([a])),
+        ]
+        for message in messages {
+            #expect(try GossipMessage(wireBytes: message.wireBytes) == message)
+            #expect(message.isMembership)
+        }
+        #expect(GossipMessage.listening(port: 4_747).wireBytes == [0x82, 0x0b, 0x19, 0x12, 0x8b])
+        let shuffle = CBOREncoder.encode(
+            .array([
+                .unsigned(17), .array([.text(""), .unsigned(7_000)]), .unsigned(5),
+                .array([.array([.text("10.0.0.2"), .unsigned(4_747)])]),
+            ]))
+        #expect(GossipMessage.membership(.shuffle(origin: sender, timeToLive: 5, addresses: [a])).wireBytes == shuffle)
+    }
+
+    @Test func membershipMessagesOutsideTheirShapeAreRefused() {
+        let encode = { (items: [CBOR]) in CBOREncoder.encode(.array(items)) }
+        let at = { (host: String, port: UInt64) in CBOR.array([.text(host), .unsigned(port)]) }
+        let malformed: [[CBOR]] = [
+            [.unsigned(11), .unsigned(0)], [.unsigned(11), .unsigned(65_536)], [.unsigned(12), .unsigned(1)],
+            [.unsigned(13), at("10.0.0.01", 1), .unsigned(6)], [.unsigned(13), at("host.local", 1), .unsigned(6)],
+            [.unsigned(13), at("10.0.0.256", 1), .unsigned(6)], [.unsigned(13), at("10.0.0.2", 0), .unsigned(6)],
+            [.unsigned(13), at("10.0.0.2", 1), .unsigned(256)], [.unsigned(14), .unsigned(1)],
+            [.unsigned(17), at("", 1), .unsigned(6)], [.unsigned(18), .array([.text("10.0.0.2")])],
+        ]
+        for items in malformed {
+            #expect(throws: GossipMessage.WireError.shape, "\(items)") { try GossipMessage(wireBytes: encode(items)) }
+        }
+        let crowded = [CBOR.unsigned(18), .array(Array(repeating: at("10.0.0.2", 1), count: 33))]
+        #expect(throws: GossipMessage.WireError.tooMany) { try GossipMessage(wireBytes: encode(crowded)) }
+        #expect(PeerAddress.isDottedQuad("0.0.0.0") && PeerAddress.isDottedQuad("255.255.255.255"))
+        #expect(!PeerAddress.isDottedQuad("1.2.3") && !PeerAddress.isDottedQuad("1.2.3.4.") && !PeerAddress.isDottedQuad(""))
+    }
+
+    // MARK: Sessions
+
+    @Test func aListeningNodeSaysItsPortFirstAndJoinsThroughItsFirstSpare() throws {
+        var core = Self.listening()
+        let contact = Self.address(2)
+        let found = core.handle(.known(contact), now: 0)
+        #expect(Core.dials(found) == [contact], "a spare to a node without neighbours is its contact: dialled")
+        _ = core.handle(.opened(PeerID(1), remote: contact, dialled: contact), now: 1)
+        let established = core.handle(.established(PeerID(1), peer: Core.sorted[2].publicKey, handshakeHash: [1]), now: 2)
+        let messages = Self.sent(established, on: 1)
+        #expect(messages.first == .listening(port: Self.port))
+        #expect(messages.contains(.membership(.join)))
+        #expect(messages.firstIndex(of: .membership(.join))! > messages.firstIndex(of: .channels([Core.channel]))!)
+        #expect(Self.notices(established).count == 1, "the contact is a neighbour: it shows as joined")
+    }
+
+    @Test func addressesDNSSDFindsAreSparesAndOnlyAFewAreAskedToBeNeighbours() {
+        var core = Self.listening()
+        _ = core.handle(.advertised(instance: "me"), now: 0)
+        var dials: [PeerAddress] = []
+        for number in 2...21 {
+            let report = DiscoveryDirectory.Event.resolved(
+                instance: "n\(number)", host: "10.0.0.\(number)", port: Self.port, txt: ServiceTXT.record)
+            dials += Core.dials(core.handle(.discovered(report), now: UInt64(number)))
+        }
+        dials += Core.dials(core.handle(.timer, now: 100))
+        #expect(dials.count == PartialView.Settings().activeSize, "\(dials)")
+    }
+
+    @Test func anAcceptedSessionIsNamedByItsHostAndAnnouncedPortAndItsSendersEmptyHostIsThatAddress() throws {
+        var core = Self.listening()
+        let peer = Core.sorted[2]
+        let accepted = Self.accept(&core, 1, from: 3, key: peer)
+        #expect(Self.sent(accepted, on: 1).first == .listening(port: Self.port))
+        #expect(Self.notices(accepted).isEmpty, "not a neighbour yet: no line for the user")
+        let asked = core.handle(Core.message(.membership(.neighbour(urgent: false)), on: 1), now: 1)
+        #expect(Self.sent(asked, on: 1) == [.membership(.neighbourReply(accepted: true))])
+        #expect(Self.notices(asked).count == 1, "a neighbour now: it shows as joined")
+        // A shuffle naming its sender with an empty host: the answer goes to 10.0.0.3:4747, over this session.
+        let sender = PeerAddress(host: "", port: Self.port)
+        let shuffle = GossipMessage.membership(.shuffle(origin: sender, timeToLive: 1, addresses: [Self.address(7)]))
+        let answered = core.handle(Core.message(shuffle, on: 1), now: 2)
+        #expect(Self.sent(answered, on: 1).contains { if case .membership(.shuffleReply) = $0 { true } else { false } })
+        #expect(!Core.dials(answered).contains(Self.address(3)), "its sender has a session: no dial to it")
+    }
+
+    /// A signing key of its own for each number.
+    static func key(_ number: Int) -> SigningKey { SigningKey(seed: [UInt8](repeating: UInt8(40 + number), count: 32))! }
+
+    @Test func aMessageForAnAddressWithoutASessionWaitsForTheDialAndTheSessionEndsOnceItIsSaid() throws {
+        var core = Self.listening()
+        for id in 1...5 {  // a full active view: the spares the shuffle brings are not asked to be neighbours
+            _ = Self.accept(&core, UInt64(id), from: id + 2, key: Self.key(id))
+            _ = core.handle(Core.message(.membership(.neighbour(urgent: false)), on: UInt64(id)), now: 1)
+        }
+        let origin = Self.address(20)
+        let shuffle = GossipMessage.membership(.shuffle(origin: origin, timeToLive: 1, addresses: [Self.address(21)]))
+        let answered = core.handle(Core.message(shuffle, on: 1), now: 2)
+        #expect(Core.dials(answered) == [origin], "the answer goes to the walk's origin: dialled")
+        _ = core.handle(.opened(PeerID(9), remote: origin, dialled: origin), now: 3)
+        let said = core.handle(.established(PeerID(9), peer: Self.key(9).publicKey, handshakeHash: [2]), now: 4)
+        #expect(Self.sent(said, on: 9).contains { if case .membership(.shuffleReply) = $0 { true } else { false } })
+        #expect(Core.goodbyes(said) == [PeerID(9)], "dialled for the views alone, and said: it ends")
+        #expect(Self.notices(said).isEmpty, "nor does it show as a peer joining and leaving")
+        #expect(core.sessions.count == 5)
+    }
+
+    @Test func aFailedDialForgetsTheSpareAndAnAdvertisedOneComesBackAfterThePause() {
+        var core = Self.listening()
+        _ = core.handle(.advertised(instance: "me"), now: 0)
+        let address = Self.address(2)
+        let report = DiscoveryDirectory.Event.resolved(instance: "a", host: "10.0.0.2", port: Self.port, txt: ServiceTXT.record)
+        #expect(Core.dials(core.handle(.discovered(report), now: 0)) == [address])
+        _ = core.handle(.dialFailed(address), now: 10)
+        #expect(Core.dials(core.handle(.timer, now: 1_000)).isEmpty, "unreachable: forgotten by the views")
+        let later = (2...8).flatMap { Core.dials(core.handle(.timer, now: UInt64($0) * 1_000)) }
+        #expect(later == [address], "still advertised: tried again after the longest redial pause")
+        _ = core.handle(.discovered(.lost(instance: "a")), now: 9_000)
+        _ = core.handle(.dialFailed(address), now: 9_001)
+        #expect((10...20).flatMap { Core.dials(core.handle(.timer, now: UInt64($0) * 1_000)) }.isEmpty)
+    }
+
+    @Test func aDroppedNeighbourHearsGoodbyeUnlessTheUserNamedIt() {
+        var core = Self.listening()
+        for (id, number) in [(1, 3), (2, 4)] {
+            _ = Self.accept(&core, UInt64(id), from: number, key: Core.sorted[id + 1])
+            _ = core.handle(Core.message(.membership(.neighbour(urgent: false)), on: UInt64(id)), now: 1)
+        }
+        let dropped = core.handle(Core.message(.membership(.disconnect), on: 1), now: 2)
+        #expect(Core.goodbyes(dropped) == [PeerID(1)])
+        #expect(Self.notices(dropped).count == 1, "the neighbour shows as gone")
+        // A neighbour the user named stays connected when the views let it go.
+        var named = Self.listening()
+        let address = Self.address(5)
+        _ = named.handle(.connect(address), now: 0)
+        _ = named.handle(.opened(PeerID(1), remote: address, dialled: address), now: 1)
+        _ = named.handle(.established(PeerID(1), peer: Core.sorted[2].publicKey, handshakeHash: [1]), now: 1)
+        #expect(Core.goodbyes(named.handle(Core.message(.membership(.disconnect), on: 1), now: 2)).isEmpty)
+    }
+
+    @Test func aHostsMembershipMessagesBeyondItsBudgetAreIgnoredAndCounted() {
+        var settings = PeerInstance.Settings()
+        settings.hostMembershipBurst = 3
+        settings.hostMembershipPerSecond = 0
+        settings.overBudgetLimit = 5
+        var core = Self.listening(settings: settings)
+        _ = Self.accept(&core, 1, from: 3, key: Core.sorted[2])
+        var replies = 0
+        var closed = false
+        for _ in 0..<10 {
+            let answer = core.handle(Core.message(.membership(.neighbour(urgent: false)), on: 1), now: 1)
+            replies += Self.sent(answer, on: 1).count
+            closed = closed || !Core.closes(answer).isEmpty
+        }
+        #expect(replies == 3, "three within the budget, the rest ignored")
+        #expect(closed, "and past the limit of messages over budget, the session ends")
+    }
+
+    @Test func aPeerThatSpeaksNoMembershipKeepsItsSessionAndShowsAsJoined() {
+        var core = Self.listening()
+        _ = core.handle(.opened(PeerID(1), remote: PeerAddress(host: "10.0.0.3", port: 50_000), dialled: nil), now: 0)
+        _ = core.handle(.established(PeerID(1), peer: Core.sorted[2].publicKey, handshakeHash: [1]), now: 0)
+        let first = core.handle(Core.message(.channels([Core.channel]), on: 1), now: 1)
+        #expect(Self.notices(first).count == 1)
+        #expect(Core.goodbyes(core.handle(.timer, now: 5_000)).isEmpty && core.sessions.count == 1)
+    }
+
+    // MARK: Many nodes
+
+    @Test func fortyNodesKeepingTheirOwnViewsHoldAFewSessionsEachAndLoseNothingThroughChurn() {
+        var scenario = Simulation.Scenario()
+        scenario.nodes = 40
+        scenario.partialViews = PartialView.Settings()
+        scenario.viewsInNodes = true
+        scenario.warmUp = 40 * scenario.joinSpacing + 10_000
+        scenario.writingDuration = 60_000
+        scenario.messagesPerSecond = 10
+        scenario.churnPerMinute = 0.1
+        var simulation = Simulation(scenario)
+        let report = simulation.run()
+        let churn = try! #require(report.churn)
+        #expect(churn.left == 4 && churn.joined == 4)
+        #expect(report.lost == 0 && report.published == 600, "\(report)")
+        // Beside its neighbours, a node may hold a session opened a moment ago for a few membership messages
+        // (a shuffle's answer, a request to be a neighbour that is refused), or a second one to a peer that
+        // dialled it at the same time, until the pair settles on one.
+        let size = Double(PartialView.Settings().activeSize)
+        #expect(report.sessionsPerNode.maximum <= Int(size) + 2, "\(report.sessionsPerNode)")
+        #expect(report.sessionsPerNode.mean >= size - 1.5 && report.sessionsPerNode.mean <= size + 0.5, "\(report.sessionsPerNode)")
+    }
+}
