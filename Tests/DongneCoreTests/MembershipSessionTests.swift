@@ -89,8 +89,8 @@ import Testing
         let established = core.handle(.established(PeerID(1), peer: Core.sorted[2].publicKey, handshakeHash: [1]), now: 2)
         let messages = Self.sent(established, on: 1)
         #expect(messages.first == .listening(port: Self.port))
-        #expect(messages.contains(.membership(.join)))
-        #expect(messages.firstIndex(of: .membership(.join))! > messages.firstIndex(of: .channels([Core.channel]))!)
+        let join = try #require(messages.firstIndex(of: .membership(.join)))
+        #expect(join > (try #require(messages.firstIndex(of: .channels([Core.channel])))))
         #expect(Self.notices(established).count == 1, "the contact is a neighbour: it shows as joined")
     }
 
@@ -203,6 +203,97 @@ import Testing
         let first = core.handle(Core.message(.channels([Core.channel]), on: 1), now: 1)
         #expect(Self.notices(first).count == 1)
         #expect(Core.goodbyes(core.handle(.timer, now: 5_000)).isEmpty && core.sessions.count == 1)
+    }
+
+    @Test func twoNodesThatDialEachOtherAtOnceKeepOneSessionAndWhatWaitedGoesOverIt() throws {
+        var core = Self.listening()  // sorted[1]: larger than the peer, so its own dial is the one that goes
+        let peer = Core.sorted[0]
+        let address = Self.address(2)
+        #expect(Core.dials(core.handle(.known(address), now: 0)) == [address])
+        let theirs = Self.accept(&core, 2, from: 2, key: peer)  // its dial arrives first, and says `listening`
+        #expect(Self.notices(theirs).count == 1, "the contact is a neighbour: it shows, over the session it opened")
+        _ = core.handle(.opened(PeerID(1), remote: address, dialled: address), now: 1)
+        let ours = core.handle(.established(PeerID(1), peer: peer.publicKey, handshakeHash: [1]), now: 2)
+        #expect(Core.goodbyes(ours) == [PeerID(1)], "a duplicate of the session the smaller identity dialled")
+        #expect(Self.sent(theirs + ours, on: 2).contains(.membership(.join)), "the join went over the session that stays")
+        #expect(!Self.sent(ours, on: 1).contains(.membership(.join)), "and only over it")
+        #expect(Self.notices(ours).isEmpty, "the peer neither joined twice nor left")
+        let later = core.handle(.timer, now: 5_000)
+        #expect(Core.goodbyes(later).isEmpty && Core.closes(later).isEmpty, "still a neighbour: its session stays")
+        #expect(core.sessions.count == 1)
+    }
+
+    @Test func aNeighboursDuplicateSessionThatEndsFirstLosesNeitherTheNeighbourNorItsJoinedLine() {
+        var core = Self.listening()  // larger than the peer: its dial goes once the peer's own has carried a word
+        let peer = Core.sorted[0]
+        let address = Self.address(2)
+        _ = core.handle(.known(address), now: 0)
+        _ = core.handle(.opened(PeerID(1), remote: address, dialled: address), now: 1)
+        let ours = core.handle(.established(PeerID(1), peer: peer.publicKey, handshakeHash: [1]), now: 2)
+        #expect(Self.notices(ours).count == 1)
+        _ = core.handle(.opened(PeerID(2), remote: PeerAddress(host: "10.0.0.2", port: 50_000), dialled: nil), now: 3)
+        _ = core.handle(.established(PeerID(2), peer: peer.publicKey, handshakeHash: [2]), now: 3)
+        // The peer's first word on its session retires this node's dial before it names the session.
+        let settled = core.handle(Core.message(.listening(port: Self.port), on: 2), now: 4)
+        #expect(Core.goodbyes(settled) == [PeerID(1)])
+        #expect(Self.notices(settled).isEmpty, "the peer did not leave")
+        var later: [PeerInstance.Directive] = []
+        for second in 1...5 {
+            _ = core.handle(Core.message(.acknowledge([]), on: 2), now: UInt64(second) * 1_000)
+            later += core.handle(.timer, now: UInt64(second) * 1_000)
+        }
+        #expect(Core.goodbyes(later).isEmpty && Core.closes(later).isEmpty, "still a neighbour: its session stays")
+        #expect(core.sessions.count == 1)
+    }
+
+    @Test func aPeerDialledForTheViewsThatKeepsNoViewsKeepsItsSessionAndIsNotAskedAgain() {
+        var core = Self.listening()
+        _ = core.handle(.advertised(instance: "me"), now: 0)
+        let address = Self.address(2)
+        let report = DiscoveryDirectory.Event.resolved(instance: "a", host: "10.0.0.2", port: Self.port, txt: ServiceTXT.record)
+        #expect(Core.dials(core.handle(.discovered(report), now: 0)) == [address])
+        _ = core.handle(.opened(PeerID(1), remote: address, dialled: address), now: 1)
+        let established = core.handle(.established(PeerID(1), peer: Core.sorted[2].publicKey, handshakeHash: [1]), now: 2)
+        let first = core.handle(Core.message(.channels([Core.channel]), on: 1), now: 3)
+        #expect(Self.notices(established + first).count == 1, "an older node's session shows once, and goes on")
+        var later: [PeerInstance.Directive] = []
+        for second in 1...30 {
+            _ = core.handle(Core.message(.acknowledge([]), on: 1), now: UInt64(second) * 1_000)
+            later += core.handle(.timer, now: UInt64(second) * 1_000)
+        }
+        #expect(Core.dials(later).isEmpty && Core.goodbyes(later).isEmpty && Core.closes(later).isEmpty)
+        #expect(core.sessions.count == 1)
+    }
+
+    @Test func aDialThatReachesThisNodeItselfIsForgottenAndNeverDialledAgain() {
+        var core = Self.listening()
+        let own = Self.address(1)
+        #expect(Core.dials(core.handle(.known(own), now: 0)) == [own])
+        _ = core.handle(.opened(PeerID(1), remote: own, dialled: own), now: 1)
+        let itself = core.handle(.established(PeerID(1), peer: Core.sorted[1].publicKey, handshakeHash: [1]), now: 2)
+        #expect(Core.closes(itself) == [PeerID(1)])
+        // A neighbour's shuffle brings the address back: it is neither kept nor dialled.
+        _ = Self.accept(&core, 2, from: 3, key: Core.sorted[2])
+        _ = core.handle(Core.message(.membership(.neighbour(urgent: false)), on: 2), now: 3)
+        let shuffle = GossipMessage.membership(.shuffle(origin: Self.address(3), timeToLive: 1, addresses: [own]))
+        var later = core.handle(Core.message(shuffle, on: 2), now: 4)
+        for second in 1...5 { later += core.handle(.timer, now: UInt64(second) * 1_000) }
+        #expect(!Core.dials(later).contains(own))
+    }
+
+    @Test func shuffleRepliesToOriginsANeighbourNamesTakeAtMostHalfTheWaitingRoom() {
+        var core = Self.listening()
+        for id in 1...5 {
+            _ = Self.accept(&core, UInt64(id), from: id + 2, key: Self.key(id))
+            _ = core.handle(Core.message(.membership(.neighbour(urgent: false)), on: UInt64(id)), now: 1)
+        }
+        var dials: [PeerAddress] = []
+        for origin in 0..<40 {
+            let far = PeerAddress(host: "10.0.1.\(origin)", port: Self.port)
+            let shuffle = GossipMessage.membership(.shuffle(origin: far, timeToLive: 1, addresses: []))
+            dials += Core.dials(core.handle(Core.message(shuffle, on: 1), now: 2))
+        }
+        #expect(dials.count == PeerInstance.maximumWaitingAddresses / 2)
     }
 
     // MARK: Many nodes

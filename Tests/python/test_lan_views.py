@@ -67,6 +67,12 @@ def test_thirty_hosts_hold_their_active_view_of_sessions_and_every_message_reach
     joined = time.monotonic() - started
 
     # Twenty seconds of samples, twice a second: what each node shows as neighbours, and its TCP sessions.
+    def peer_lines():
+        return sum(
+            1 for host in hosts for line in lan.lines(host) if line.get("event") in ("peer-joined", "peer-left")
+        )
+
+    lines_before = peer_lines()
     shown, held = [], []
     end = time.monotonic() + 20
     while time.monotonic() < end:
@@ -75,11 +81,19 @@ def test_thirty_hosts_hold_their_active_view_of_sessions_and_every_message_reach
             held.append(tcp_sessions(lan, host))
         time.sleep(0.5)
     above = sum(count > ACTIVE_VIEW for count in held)
+    changes = peer_lines() - lines_before
+    refused_itself = sum(
+        1 for host in hosts for line in lan.lines(host) if "itself" in line.get("reason", "")
+    )
     print(
         f"30 hosts: one overlay {joined:.1f} s after the first start; over 20 s, neighbours per node mean "
         f"{statistics.mean(shown):.2f}, most {max(shown)}; TCP sessions per node mean {statistics.mean(held):.2f}, "
-        f"most {max(held)}, above {ACTIVE_VIEW} in {above} of {len(held)} samples"
+        f"most {max(held)}, above {ACTIVE_VIEW} in {above} of {len(held)} samples; {changes} joined or left lines "
+        f"in all; {refused_itself} dials of a node's own address"
     )
+    # A settled overlay keeps its neighbours: shuffles change spares, not sessions.
+    assert changes <= len(hosts), "neighbours do not come and go"
+    assert refused_itself <= len(hosts), "a node dials its own address at most once"  # once per address: forgotten
     assert max(shown) <= ACTIVE_VIEW, "no node shows more neighbours than its active view"
     assert statistics.mean(held) <= ACTIVE_VIEW, "the sessions a node holds are its neighbours'"
     # Beside its neighbours, a node may hold for a moment a session opened for a few membership messages.

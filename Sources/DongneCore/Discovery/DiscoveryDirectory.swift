@@ -21,7 +21,8 @@ public struct DiscoveryDirectory: Sendable {
 
     /// What the shell must do.
     public enum Directive: Sendable, Equatable {
-        /// Keep a session with this address (dial it, and again when the session is lost).
+        /// A service at this address: keep a session with it (dial it, and again when the session is lost), or,
+        /// for a node keeping partial views, take it as a spare.
         case connect(host: String, port: UInt16)
         /// Stop dialling this address (its service went away).
         case forget(host: String, port: UInt16)

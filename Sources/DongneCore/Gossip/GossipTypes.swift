@@ -42,7 +42,7 @@ public enum GossipMessage: Sendable, Equatable {
     /// One chunk of a blob, by index.
     case chunk(BlobHash, index: Int, bytes: [UInt8])
     /// The sender takes sessions on this TCP port (of the session's host), and keeps partial views (PROTOCOL.md
-    /// §2.9): the first message of a session from a node that does.
+    /// §2.9): such a node sends it first on every session (and on those up when it starts listening).
     case listening(port: UInt16)
     /// What HyParView's members say to each other (PROTOCOL.md §2.9). Addresses with an empty host name the
     /// message's sender.

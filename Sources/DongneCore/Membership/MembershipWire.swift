@@ -29,6 +29,11 @@ extension GossipMessage {
         }
     }
 
+    /// Whether this is `listening`.
+    public var isListening: Bool {
+        if case .listening = self { true } else { false }
+    }
+
     /// The CBOR of a membership message.
     static func membershipCBOR(_ message: MembershipMessage) -> CBOR {
         switch message {

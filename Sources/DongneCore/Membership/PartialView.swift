@@ -38,8 +38,9 @@ public struct PartialView: Sendable {
         public var shufflePassive = 4
         /// Milliseconds a neighbour request waits for its answer before the spare counts as unreachable.
         public var replyDeadline: UInt64 = 2_000
-        /// Milliseconds a node below its active size waits after a refused request before it asks again; twice
-        /// as long after each refusal in a row, up to 32 times as long, until a neighbour accepts or is lost.
+        /// Milliseconds a node below its active size waits after a refused request before it asks again; while
+        /// it has a neighbour, twice as long after each refusal in a row, up to 32 times as long, until a
+        /// neighbour accepts or is lost.
         /// Every request opens a session where none is, so a node that cannot fill its view (its spares are
         /// all full) must not keep opening one a second.
         public var refillPause: UInt64 = 1_000
@@ -152,12 +153,14 @@ public struct PartialView: Sendable {
                 refusedInARow = 0
                 addToActive(sender)
             } else {
-                nextRefill = now + settings.refillPause << min(refusedInARow, 5)
+                // A node without a neighbour keeps asking every pause: it is cut off until one accepts.
+                nextRefill = now + (active.isEmpty ? settings.refillPause : settings.refillPause << min(refusedInARow, 5))
                 refusedInARow += 1
             }
         case .disconnect:
             guard active.remove(sender) != nil else { return }
             refusedInARow = 0
+            nextRefill = now
             output.append(.drop(sender))
             addToPassive(sender)
         case .shuffle(let origin, let timeToLive, let addresses):

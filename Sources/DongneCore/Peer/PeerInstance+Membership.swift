@@ -9,9 +9,12 @@
 /// peer shows as joined only while it is a neighbour. Peers that do not speak membership (an older node, a
 /// client) keep their sessions as before, within the caps on sessions.
 extension PeerInstance {
-    /// Membership messages that may wait for one address's session, and addresses that may have some waiting.
-    static let maximumWaitingPerAddress = 8
-    static let maximumWaitingAddresses = 64
+    /// Membership messages that may wait for one address's session, and addresses that may have some waiting
+    /// (half of them at most for shuffle replies, whose origins any neighbour names at will).
+    public static let maximumWaitingPerAddress = 8
+    public static let maximumWaitingAddresses = 64
+    /// How long a spare DNS-SD advertises is not offered again once it turned out to speak no membership.
+    static let nonMemberPause: UInt64 = 600_000
 
     /// The node takes sessions on `port`: from now on it keeps partial views (unless its settings say not to).
     mutating func startViews(listeningOn port: UInt16) {
@@ -33,7 +36,7 @@ extension PeerInstance {
     /// A spare for the views; the first one, to a node with no neighbour, is its contact, through which it joins
     /// the overlay (so that a join walk makes it known beyond its contact).
     mutating func spare(_ address: PeerAddress) {
-        guard let membership = view else { return }
+        guard let membership = view, !ownAddresses.contains(address) else { return }
         guard !hasJoined, membership.active.isEmpty, membership.asked.isEmpty else {
             return followView(.discovered(address))
         }
@@ -58,7 +61,29 @@ extension PeerInstance {
         followView(.received(Self.naming(sender, in: message), from: sender))
     }
 
-    /// Carries out one event of the views, then ends the sessions they dialled and need no more.
+    /// The first message over a session this node dialled for the views was not `listening`: its peer keeps no
+    /// views (an older version, or one that does not listen). The session goes on as any non-member's; the views
+    /// forget the address, and DNS-SD does not offer it again for a while.
+    mutating func dialledNoMember(_ id: PeerID) {
+        guard view != nil, let link = links[id], let address = link.dialled, link.listening == address else { return }
+        links[id]?.listening = nil
+        announce(id)
+        waiting[address] = nil
+        if advertised.contains(address) { advertisedRetryAt[address] = now + Self.nonMemberPause }
+        followView(.unreachable(address))
+    }
+
+    /// A dial of this node's own address reached this node: the views forget the address, and never take it again.
+    mutating func reachedItself(at address: PeerAddress) {
+        guard view != nil, ownAddresses.count < Self.maximumWaitingAddresses else { return }
+        ownAddresses.insert(address)
+        membershipDials.remove(address)
+        waiting[address] = nil
+        followView(.unreachable(address))
+    }
+
+    /// Carries out one event of the views, then brings the sessions in line with them
+    /// (``endUnneededSessions()``).
     mutating func followView(_ event: PartialView.Event) {
         guard !stopped, var membership = view else { return }
         let directives = membership.handle(event, now: now)
@@ -71,6 +96,10 @@ extension PeerInstance {
             case .wake(let at): viewWake = at == .max ? nil : at
             }
         }
+        // This node's own address, back from a shuffle: forgotten at once (once: unreachable removes it).
+        if let own = ownAddresses.sorted().first(where: { membership.passive.contains($0) || membership.active.contains($0) }) {
+            return followView(.unreachable(own))
+        }
         endUnneededSessions()
     }
 
@@ -79,18 +108,28 @@ extension PeerInstance {
         guard membershipDials.remove(address) != nil || waiting[address] != nil else { return }
         waiting[address] = nil
         if advertised.contains(address) { advertisedRetryAt[address] = now + settings.longestRedialPause }
+        // The contact could not be reached: the next spare is the contact.
+        if view?.active.count ?? 0 <= 1 { hasJoined = false }
         followView(.unreachable(address))
     }
 
-    /// A session ended: if it was the last to a neighbour, the views lose that neighbour.
+    /// A session ended. If it was the last to a neighbour, the views lose that neighbour; another session of the
+    /// same peer (a duplicate settled, its name not known yet) still counts. What waited for its address goes
+    /// over another session to it, or is undeliverable when none can come.
     mutating func membershipSessionEnded(_ link: PeerLink) {
         guard link.peer != nil else {
-            if link.forMembership, let address = link.dialled { membershipDialFailed(address) }
+            if let address = link.dialled, link.forMembership || waiting[address] != nil { membershipDialFailed(address) }
             return
         }
-        guard let address = link.listening, view?.active.contains(address) == true,
-            !links.values.contains(where: { $0.listening == address })
-        else { return }
+        guard let address = link.listening else { return }
+        let samePeer = links.values.contains { $0.listening == address || ($0.peer == link.peer && $0.listening == nil) }
+        if waiting[address] != nil {
+            sendWaiting(to: address)
+            let coming = samePeer || links.values.contains { $0.dialled == address && $0.peer == nil }
+            if waiting[address] != nil && !coming { membershipDialFailed(address) }
+        }
+        guard view?.active.contains(address) == true, !samePeer else { return }
+        if view?.active.count == 1 { hasJoined = false }
         followView(.lost(address))
     }
 
@@ -101,7 +140,8 @@ extension PeerInstance {
         var room = membership.settings.passiveSize - membership.passive.count
         for address in advertised.sorted() where room > 0 {
             guard !membership.active.contains(address), !membership.passive.contains(address),
-                membership.asked[address] == nil, (advertisedRetryAt[address] ?? 0) <= now
+                membership.asked[address] == nil, (advertisedRetryAt[address] ?? 0) <= now,
+                !ownAddresses.contains(address)
             else { continue }
             room -= 1
             followView(.discovered(address))
@@ -112,7 +152,9 @@ extension PeerInstance {
 
     private mutating func deliver(_ message: MembershipMessage, to address: PeerAddress) {
         if let id = session(to: address) { return send(.membership(message), to: id) }
-        guard waiting[address] != nil || waiting.count < Self.maximumWaitingAddresses,
+        guard !ownAddresses.contains(address) else { return }
+        let room = if case .shuffleReply = message { Self.maximumWaitingAddresses / 2 } else { Self.maximumWaitingAddresses }
+        guard waiting[address] != nil || waiting.count < room,
             waiting[address, default: []].count < Self.maximumWaitingPerAddress
         else { return }
         waiting[address, default: []].append(message)
@@ -120,7 +162,7 @@ extension PeerInstance {
     }
 
     private mutating func keep(_ address: PeerAddress) {
-        if session(to: address) == nil { dialForViews(address) }
+        if session(to: address) == nil && !ownAddresses.contains(address) { dialForViews(address) }
     }
 
     /// A neighbour no more: its sessions end once what was sent to them has left, unless the user named it.
@@ -129,8 +171,9 @@ extension PeerInstance {
         for id in links.keys.sorted() where links[id]?.listening == address { retire(id) }
     }
 
+    /// Dials `address` for the views, unless a dial to it is under way (or the user's dial will reach it).
     private mutating func dialForViews(_ address: PeerAddress) {
-        guard !stopped else { return }
+        guard !stopped, dialTargets[address] == nil else { return }
         let dialling = links.values.contains { $0.dialled == address && $0.peer == nil }
         guard !dialling, membershipDials.insert(address).inserted else { return }
         output.append(.dial(address))
@@ -157,6 +200,8 @@ extension PeerInstance {
                 continue
             }
             if membership.active.contains(address) || dialTargets[address] != nil {
+                // A neighbour's address is remembered for the next start (the user's were at their dial).
+                if !link.announced && (link.forMembership || !link.isOutbound) { output.append(.remember(address)) }
                 announce(id)
                 continue
             }

@@ -16,14 +16,19 @@ extension PeerInstance {
     mutating func established(_ id: PeerID, peer: PublicKey, handshakeHash: [UInt8]) {
         guard let link = links[id] else { return }
         guard peer != identity else {
-            if let address = link.dialled { dialTargets[address] = nil }  // this node's own address: never again
-            return close(id, "that address is this node itself")
+            links[id]?.closedWithoutFault = true
+            close(id, "that address is this node itself")
+            if let address = link.dialled {  // this node's own address: never again
+                dialTargets[address] = nil
+                reachedItself(at: address)
+            }
+            return
         }
         if let until = banned[peer], now < until {
             return close(id, "ignored for a while: it sent too many invalid documents")
         }
         if let refusal = refusalOfSession(id) {
-            links[id]?.refusedForCapacity = true
+            links[id]?.closedWithoutFault = true
             return close(id, refusal)
         }
         links[id]?.peer = peer
@@ -31,9 +36,10 @@ extension PeerInstance {
         settleDuplicate(id, peer: peer)
         guard links[id] != nil else { return }  // it was a duplicate, and is closed
         if let address = link.dialled {
-            // Reached: its next redial pause starts over (if it is one to stay connected to).
+            // Reached: its next redial pause starts over (if it is one to stay connected to). A dial of the views
+            // is remembered once its peer is a neighbour (``endUnneededSessions()``).
             if dialTargets[address] != nil { dialTargets[address] = 0 }
-            output.append(.remember(address))
+            if !link.forMembership { output.append(.remember(address)) }
         }
         if let listeningPort, view != nil { send(.listening(port: listeningPort), to: id) }
         followGossip(gossip.handle(.connected(id, channels: [], tag: PeerTag(identity: peer))))
@@ -95,13 +101,19 @@ extension PeerInstance {
             if !stillConnected { endedBeforeHandshake(link, reason: reason) }
             return
         }
-        let toldElsewhere = links.values.contains { $0.peer == link.peer && $0.announced }
-        if link.announced && !toldElsewhere { output.append(.notify(.left(summary, reason: reason))) }
+        guard link.announced, !links.values.contains(where: { $0.peer == link.peer && $0.announced }) else { return }
+        // Another session of the peer's goes on (a duplicate settled): the user was told it joined, and it has not
+        // left. That session carries the line from now on.
+        if let heir = links.keys.sorted().first(where: { links[$0]?.peer == link.peer }) {
+            links[heir]?.announced = true
+        } else {
+            output.append(.notify(.left(summary, reason: reason)))
+        }
     }
 
     /// A connection that ended before its handshake was done costs its host (unless this node dialled it).
     private mutating func endedBeforeHandshake(_ link: PeerLink, reason: String) {
-        if !link.isOutbound && !stopped && !link.refusedForCapacity {
+        if !link.isOutbound && !stopped && !link.closedWithoutFault {
             hosts[link.remote.host]?.connections.charge(settings.failedHandshakeCost, now: now)
             charge(link.remote.host, refusals: 1)
         }

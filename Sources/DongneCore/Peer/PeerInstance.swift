@@ -329,6 +329,8 @@ public struct PeerInstance: Sendable {
     /// dial.
     var advertised: Set<PeerAddress> = []
     var advertisedRetryAt: [PeerAddress: UInt64] = [:]
+    /// Addresses where a dial reached this node itself (at most ``maximumWaitingAddresses``).
+    var ownAddresses: Set<PeerAddress> = []
     /// The directives of the event being handled.
     var output: [Directive] = []
 

@@ -26,8 +26,9 @@ struct PeerLink: Sendable {
     /// The index this node tags the session's datagrams with.
     var datagramIndex: UInt32?
     var datagramsDropped = 0
-    /// Whether the session was closed for the caps on sessions once its peer was known: no fault of its host's.
-    var refusedForCapacity = false
+    /// Whether the session was closed for the caps on sessions once its peer was known, or because its peer is
+    /// this node itself: no fault of its host's.
+    var closedWithoutFault = false
     /// Whether the peer has sent anything over the session (so it has the session established too).
     var hasReceived = false
     /// When the connection opened (its handshake must be done by a deadline).
@@ -39,7 +40,8 @@ struct PeerLink: Sendable {
     var replaces: [PeerID] = []
     /// The address the peer takes sessions on: the one dialled, or the one it announced (partial views).
     var listening: PeerAddress?
-    /// Whether this node dialled it for its partial views alone (not for the user, nor DNS-SD without views).
+    /// Whether the dial that opened it was the partial views' (an address the user named is dialled for the user
+    /// alone).
     var forMembership = false
     /// Whether the user was told that the peer joined over this session.
     var announced = false
