@@ -61,24 +61,27 @@ extension PeerInstance {
         followView(.received(Self.naming(sender, in: message), from: sender))
     }
 
-    /// The first message over a session this node dialled for the views was not `listening`: its peer keeps no
-    /// views (an older version, or one that does not listen). The session goes on as any non-member's; the views
-    /// forget the address, and DNS-SD does not offer it again for a while.
+    /// The first session message over a session this node dialled (for the views or the user) was not
+    /// `listening`: its peer keeps no views (an older version, or one that does not listen). The session goes on
+    /// as any non-member's and shows as joined; the views forget the address, and DNS-SD does not offer it again
+    /// for a while.
     mutating func dialledNoMember(_ id: PeerID) {
         guard view != nil, let link = links[id], let address = link.dialled, link.listening == address else { return }
         links[id]?.listening = nil
         announce(id)
-        waiting[address] = nil
+        stopWaiting(for: address)
         if advertised.contains(address) { advertisedRetryAt[address] = now + Self.nonMemberPause }
         followView(.unreachable(address))
+        if view?.active.isEmpty ?? true { hasJoined = false }  // it was the contact: the next spare is
     }
 
-    /// A dial of this node's own address reached this node: the views forget the address, and never take it again.
+    /// A dial of this node's own address reached this node: the views forget the address, and never take it again
+    /// (the first ``maximumWaitingAddresses`` such addresses are kept to refuse them at once).
     mutating func reachedItself(at address: PeerAddress) {
-        guard view != nil, ownAddresses.count < Self.maximumWaitingAddresses else { return }
-        ownAddresses.insert(address)
+        guard view != nil else { return }
+        if ownAddresses.count < Self.maximumWaitingAddresses { ownAddresses.insert(address) }
         membershipDials.remove(address)
-        waiting[address] = nil
+        stopWaiting(for: address)
         followView(.unreachable(address))
     }
 
@@ -96,17 +99,23 @@ extension PeerInstance {
             case .wake(let at): viewWake = at == .max ? nil : at
             }
         }
-        // This node's own address, back from a shuffle: forgotten at once (once: unreachable removes it).
-        if let own = ownAddresses.sorted().first(where: { membership.passive.contains($0) || membership.active.contains($0) }) {
+        // This node's own address, back from a shuffle or a walk: forgotten at once (each level of this removes one
+        // address, so it ends).
+        if let current = view,
+            let own = ownAddresses.sorted().first(where: {
+                current.passive.contains($0) || current.active.contains($0) || current.asked[$0] != nil
+            })
+        {
             return followView(.unreachable(own))
         }
         endUnneededSessions()
     }
 
-    /// A dial the views asked for failed, or its session ended before the peer was known.
-    mutating func membershipDialFailed(_ address: PeerAddress) {
-        guard membershipDials.remove(address) != nil || waiting[address] != nil else { return }
-        waiting[address] = nil
+    /// A dial the views asked for failed, or its session ended before the peer was known (`dialledForViews`: the
+    /// session was the views' dial).
+    mutating func membershipDialFailed(_ address: PeerAddress, dialledForViews: Bool = false) {
+        guard membershipDials.remove(address) != nil || waiting[address] != nil || dialledForViews else { return }
+        stopWaiting(for: address)
         if advertised.contains(address) { advertisedRetryAt[address] = now + settings.longestRedialPause }
         // The contact could not be reached: the next spare is the contact.
         if view?.active.count ?? 0 <= 1 { hasJoined = false }
@@ -118,11 +127,14 @@ extension PeerInstance {
     /// over another session to it, or is undeliverable when none can come.
     mutating func membershipSessionEnded(_ link: PeerLink) {
         guard link.peer != nil else {
-            if let address = link.dialled, link.forMembership || waiting[address] != nil { membershipDialFailed(address) }
+            if let address = link.dialled { membershipDialFailed(address, dialledForViews: link.forMembership) }
             return
         }
         guard let address = link.listening else { return }
-        let samePeer = links.values.contains { $0.listening == address || ($0.peer == link.peer && $0.listening == nil) }
+        // A session of the same peer that has not said its first session message yet may still be named so.
+        let samePeer = links.values.contains {
+            $0.listening == address || ($0.peer == link.peer && $0.listening == nil && !$0.spokeOnSession)
+        }
         if waiting[address] != nil {
             sendWaiting(to: address)
             let coming = samePeer || links.values.contains { $0.dialled == address && $0.peer == nil }
@@ -150,14 +162,30 @@ extension PeerInstance {
 
     // MARK: Directives
 
+    /// Drops what waits for `address`.
+    mutating func stopWaiting(for address: PeerAddress) {
+        waiting[address] = nil
+        waitingSince[address] = nil
+    }
+
+    /// What waited longer than a handshake may take is undeliverable: its address is unreachable.
+    mutating func expireWaiting() {
+        for (address, since) in waitingSince.sorted(by: { $0.key < $1.key })
+        where now - min(now, since) > settings.handshakeDeadline {
+            membershipDialFailed(address)
+        }
+    }
+
     private mutating func deliver(_ message: MembershipMessage, to address: PeerAddress) {
         if let id = session(to: address) { return send(.membership(message), to: id) }
         guard !ownAddresses.contains(address) else { return }
-        let room = if case .shuffleReply = message { Self.maximumWaitingAddresses / 2 } else { Self.maximumWaitingAddresses }
+        let room =
+            if case .shuffleReply = message { Self.maximumWaitingAddresses / 2 } else { Self.maximumWaitingAddresses }
         guard waiting[address] != nil || waiting.count < room,
             waiting[address, default: []].count < Self.maximumWaitingPerAddress
         else { return }
         waiting[address, default: []].append(message)
+        if waitingSince[address] == nil { waitingSince[address] = now }
         dialForViews(address)
     }
 
@@ -182,14 +210,16 @@ extension PeerInstance {
     /// Sends what waits for `address` over its session, now that there is one.
     mutating func sendWaiting(to address: PeerAddress) {
         guard let id = session(to: address), let messages = waiting.removeValue(forKey: address) else { return }
+        waitingSince[address] = nil
         for message in messages { send(.membership(message), to: id) }
     }
 
-    /// Brings the sessions of members in line with the views: those of a neighbour, or of an address the user
-    /// named, show as joined (and so do those of peers that turn out to be no members); those of an address that is neither a neighbour nor asked to be one and has nothing
-    /// waiting end. A session this node dialled for the views ends as soon as it said its part; one a member opened gets
-    /// ``PartialView/Settings/replyDeadline`` for its exchange first, so that views that disagree (a request
-    /// answered after its deadline, say) cannot hold a session open that neither side counts.
+    /// Brings the sessions of members in line with the views. Those of a neighbour, or of an address the user
+    /// named, show as joined (and so do those of peers that turn out to be no members). Those of an address that
+    /// is neither a neighbour nor asked to be one and has nothing waiting end: a session this node dialled for
+    /// the views as soon as it said its part; one a member opened after ``PartialView/Settings/replyDeadline``,
+    /// its exchange's time, so that views that disagree (a request answered after its deadline, say) cannot
+    /// hold a session open that neither side counts.
     mutating func endUnneededSessions() {
         guard let membership = view else { return }
         for id in links.keys.sorted() {

@@ -2,13 +2,10 @@
 /// other core.
 extension PeerInstance {
     mutating func route(_ message: GossipMessage, from id: PeerID) {
-        let first = links[id]?.hasReceived == false
         retireReplacedSession(of: id)
         guard let link = links[id] else { return }
         // A peer that opened this session and spoke anything but membership first is no member: it shows now.
         if view != nil, !link.announced, link.listening == nil, message.isMembership == false { announce(id) }
-        // So is one this node dialled for the views whose first word is not `listening`.
-        if first, link.isOutbound, !message.isListening { dialledNoMember(id) }
         switch message {
         case .channels(let channels):
             followGossip(gossip.handle(.received(message, from: id)))

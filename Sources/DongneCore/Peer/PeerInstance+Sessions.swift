@@ -17,11 +17,9 @@ extension PeerInstance {
         guard let link = links[id] else { return }
         guard peer != identity else {
             links[id]?.closedWithoutFault = true
+            if let address = link.dialled { dialTargets[address] = nil }  // this node's own address: never again
             close(id, "that address is this node itself")
-            if let address = link.dialled {  // this node's own address: never again
-                dialTargets[address] = nil
-                reachedItself(at: address)
-            }
+            if let address = link.dialled { reachedItself(at: address) }
             return
         }
         if let until = banned[peer], now < until {
@@ -83,7 +81,7 @@ extension PeerInstance {
         follow(reconciliation.handle(.disconnected(id)))
         if let index = link.datagramIndex { datagramSessions[index] = nil }
         let stillConnected = link.peer.map { peer in links.values.contains { $0.peer == peer } } ?? false
-        if stillConnected, let address = link.dialled, let peer = link.peer {
+        if stillConnected, let address = link.dialled, let peer = link.peer, dialTargets[address] != nil {
             coveredAddresses[address] = peer
         } else if let address = link.dialled {
             scheduleRedial(address)
@@ -96,19 +94,23 @@ extension PeerInstance {
         }
         followGossip(gossip.handle(.disconnected(id)))
         followBlobs(.peerLeft(id))
-        membershipSessionEnded(link)
         guard let summary = link.summary else {
+            membershipSessionEnded(link)
             if !stillConnected { endedBeforeHandshake(link, reason: reason) }
             return
         }
-        guard link.announced, !links.values.contains(where: { $0.peer == link.peer && $0.announced }) else { return }
-        // Another session of the peer's goes on (a duplicate settled): the user was told it joined, and it has not
-        // left. That session carries the line from now on.
-        if let heir = links.keys.sorted().first(where: { links[$0]?.peer == link.peer }) {
-            links[heir]?.announced = true
-        } else {
-            output.append(.notify(.left(summary, reason: reason)))
+        var left = false
+        if link.announced, !links.values.contains(where: { $0.peer == link.peer && $0.announced }) {
+            // Another session of the peer's goes on (a duplicate settled): the user was told it joined, and it has
+            // not left. That session carries the line from now on.
+            if let heir = links.keys.sorted().first(where: { links[$0]?.peer == link.peer }) {
+                links[heir]?.announced = true
+            } else {
+                left = true
+            }
         }
+        membershipSessionEnded(link)
+        if left { output.append(.notify(.left(summary, reason: reason))) }
     }
 
     /// A connection that ended before its handshake was done costs its host (unless this node dialled it).
@@ -124,13 +126,20 @@ extension PeerInstance {
     /// type is ignored and counted (a peer that sends more of them than any version would is cut off);
     /// anything else that does not parse ends the session.
     mutating func received(_ bytes: [UInt8], on id: PeerID) {
-        guard links[id] != nil else { return }
+        guard let link = links[id] else { return }
         links[id]?.lastHeard = now
+        links[id]?.spokeOnSession = true
         let message: GossipMessage
         do { message = try GossipMessage(wireBytes: bytes) } catch {
             if case .unknownType = error, ignoreUnknownMessage(on: id) { return }
             return closeForMisbehaviour(id, "malformed gossip")
         }
+        // A member says `listening` first on every session: a peer this node dialled that says anything else first
+        // keeps no views (a datagram may overtake it, so only the session's own messages count).
+        if !link.spokeOnSession, link.isOutbound, !message.isListening { dialledNoMember(id) }
+        // Named before anything else (a duplicate this message retires, say), so that the views never see the
+        // peer's last named session end while this one is about to be named.
+        if case .listening(let port) = message { labelSession(id, listeningOn: port) }
         route(message, from: id)
     }
 

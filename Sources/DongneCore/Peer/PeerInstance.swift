@@ -324,6 +324,7 @@ public struct PeerInstance: Sendable {
     var listeningPort: UInt16?
     /// Membership messages waiting for a session with their address, and the addresses dialled for the views.
     var waiting: [PeerAddress: [MembershipMessage]] = [:]
+    var waitingSince: [PeerAddress: UInt64] = [:]
     var membershipDials: Set<PeerAddress> = []
     /// Addresses DNS-SD advertises now (spares of the views), and when each may be offered again after a failed
     /// dial.
@@ -446,6 +447,7 @@ public struct PeerInstance: Sendable {
             nextLivenessCheck = now + settings.livenessCheckInterval
             checkLiveness()
             offerAdvertisedSpares()
+            expireWaiting()
             endUnneededSessions()
         }
         if let due = viewWake, due <= now {

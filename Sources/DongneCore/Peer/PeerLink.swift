@@ -45,6 +45,8 @@ struct PeerLink: Sendable {
     var forMembership = false
     /// Whether the user was told that the peer joined over this session.
     var announced = false
+    /// Whether the peer has sent a message over the session itself (not a datagram): the first one names a member.
+    var spokeOnSession = false
 
     var isOutbound: Bool { dialled != nil }
 
