@@ -232,7 +232,8 @@ public struct Simulation {
         nextPeer = Array(repeating: 1, count: keys.count)
         uplinkFreeAt = Array(repeating: 0, count: keys.count)
         if let settings = scenario.partialViews {
-            views = keys.indices.map { node in
+            // Views beside the nodes, unless each node keeps its own.
+            views = scenario.viewsInNodes ? [] : keys.indices.map { node in
                 PartialView(
                     ownAddress: Self.address(of: node), random: SplitMix64(seed: scenario.seed &* 7_919 &+ UInt64(node)),
                     settings: settings)
@@ -278,7 +279,7 @@ public struct Simulation {
     private mutating func leave(_ node: Int, at time: UInt64) {
         guard !gone.contains(node) else { return }
         gone.insert(node)
-        if !views.isEmpty && !scenario.viewsInNodes { viewsLose(node, at: time) }
+        if !views.isEmpty { viewsLose(node, at: time) }
         for end in sessions.keys.filter({ $0.node == node }).sorted(by: { $0.id < $1.id }) { hangUp(end, at: time) }
     }
 
@@ -604,7 +605,7 @@ public struct Simulation {
             blobFetched: blobFetched, chunksSent: chunksSent, blobIntact: fetchedBlobIsIntact,
             messagesByType: messagesByType, copiesPerDocument: Double(copiesSent) / Double(operations),
             sessionsPerNode: sessionCounts,
-            churn: views.isEmpty
+            churn: scenario.partialViews == nil
                 ? nil : (left, joined, goneWithWriter, Double(membershipMessages) / Double(operations)))
     }
 

@@ -19,7 +19,6 @@ extension PeerInstance {
     /// The node takes sessions on `port`: from now on it keeps partial views (unless its settings say not to).
     mutating func startViews(listeningOn port: UInt16) {
         guard view == nil, let viewSettings = settings.partialView else { return }
-        listeningPort = port
         view = PartialView(
             ownAddress: PeerAddress(host: "", port: port), random: SplitMix64(seed: random.next()),
             settings: viewSettings)

@@ -38,8 +38,8 @@ extension PeerInstance {
             serveBlob(message, to: id)
         case .blobHave, .chunk:
             followBlobs(.received(message, from: id))
-        case .listening(let port):
-            labelSession(id, listeningOn: port)
+        case .listening:
+            break  // named in `received(_:on:)` before anything else (a datagram carries batches only)
         case .membership(let membership):
             receivedMembership(membership, on: id)
         }

@@ -39,7 +39,7 @@ extension PeerInstance {
             if dialTargets[address] != nil { dialTargets[address] = 0 }
             if !link.forMembership { output.append(.remember(address)) }
         }
-        if let listeningPort, view != nil { send(.listening(port: listeningPort), to: id) }
+        if let port = view?.ownAddress.port { send(.listening(port: port), to: id) }
         followGossip(gossip.handle(.connected(id, channels: [], tag: PeerTag(identity: peer))))
         send(.channels(joined), to: id)
         offerDatagrams(on: id, handshakeHash: handshakeHash)

@@ -316,12 +316,12 @@ public struct PeerInstance: Sendable {
     /// When gossip asked to be woken, and the time the shell was last asked to wake the core.
     var gossipWake: UInt64?
     var armed: UInt64?
-    /// The partial views (once the node listens), when they asked to be woken, and the port the node listens on.
+    /// The partial views (once the node listens; their own address holds its port), and when they asked to be
+    /// woken.
     var view: PartialView?
     var viewWake: UInt64?
     /// Whether the node joined the overlay through a contact (its first spare).
     var hasJoined = false
-    var listeningPort: UInt16?
     /// Membership messages waiting for a session with their address, and the addresses dialled for the views.
     var waiting: [PeerAddress: [MembershipMessage]] = [:]
     var waitingSince: [PeerAddress: UInt64] = [:]
