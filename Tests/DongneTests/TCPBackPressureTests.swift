@@ -62,28 +62,48 @@ import DongneSystem
     /// Threads that send at once (a listener's callback and a request's answer, say) each write straight to the
     /// socket when nothing waits and queue behind what does: every record arrives whole, each thread's in the
     /// order it sent them, none lost, also when the socket fills and the loop takes over.
+    ///
+    /// The reader starts only once a sender sees bytes waiting in the queue, so the socket surely fills; and all
+    /// records together stay under ``TCPConnection/maximumQueuedBytes``, so however slowly the reader catches up
+    /// the connection is never taken for stuck (with more, a busy machine cut it off and the test failed).
     @Test func sendsFromSeveralThreadsArriveWholeAndInEachThreadsOrder() async throws {
         let loop = try EventLoop(name: "test-tcp")
-        let (listener, client, inbox) = try await Self.readingPair(on: loop)
+        let inbox = Inbox()
+        let listener = try Self.listen(on: loop, into: inbox, reading: false)
         defer { listener.close() }
-        let (threads, records) = (4, 500)
-        // A record: its thread, its number (two bytes each), then a body of 1 to 9,000 bytes of its thread's value.
+        let client = try await TCPConnection.connect(to: listener.address, on: loop)
+        client.start(onReceive: { _ in }, onClose: { _ in })
+        #expect(await ReconnectionTests.eventually { inbox.accepted.withLock { $0 } != nil })
+        let (threads, records, longestBody) = (4, 500, 6_000)
+        let bodyLength: @Sendable (Int, Int) -> Int = { thread, number in 1 + (number * 7_919 + thread * 131) % longestBody }
+        let expected = (0..<threads).reduce(0) { total, thread in
+            total + (0..<records).reduce(0) { $0 + 5 + bodyLength(thread, $1) }
+        }
+        #expect(expected < TCPConnection.maximumQueuedBytes)
+        let reading = Atomic<Bool>(false)
+        let startReading: @Sendable () -> Void = {
+            if !reading.exchange(true, ordering: .relaxed) { inbox.read(inbox.accepted.withLock { $0 }) }
+        }
+        // A record: its thread (a byte), its number and its body's length (two bytes each), then the body: its
+        // thread's value, repeated.
         let done = Mutex(0)
         for thread in 0..<threads {
             Thread.detachNewThread {
                 for number in 0..<records {
-                    let length = 1 + (number * 7_919 + thread * 131) % 9_000
+                    let length = bodyLength(thread, number)
                     let header = [UInt8(thread), UInt8(number >> 8), UInt8(number & 0xFF), UInt8(length >> 8), UInt8(length & 0xFF)]
                     client.send(header + [UInt8](repeating: UInt8(thread), count: length))
+                    if client.unsentBytes > 0 { startReading() }
                 }
                 done.withLock { $0 += 1 }
             }
         }
         #expect(await ReconnectionTests.eventually { done.withLock { $0 } == threads })
-        let expected = (0..<threads).reduce(0) { total, thread in
-            total + (0..<records).reduce(0) { $0 + 5 + 1 + ($1 * 7_919 + thread * 131) % 9_000 }
-        }
-        #expect(await ReconnectionTests.eventually { inbox.bytes.withLock { $0.count } == expected })
+        let queued = reading.load(ordering: .relaxed)
+        #expect(queued, "the socket filled and bytes waited in the queue")
+        startReading()
+        #expect(await ReconnectionTests.eventually(seconds: 30) { inbox.bytes.withLock { $0.count } == expected })
+        #expect(inbox.ended.withLock { $0 } == nil, "the connection is still open")
         let bytes = inbox.bytes.withLock { $0 }
         var next = [Int](repeating: 0, count: threads)
         var offset = 0
