@@ -124,6 +124,9 @@ public struct Simulation {
         /// with their writer before reaching anyone, and the membership messages sent per document written (nil
         /// without partial views).
         public let churn: (left: Int, joined: Int, goneWithWriter: Int, membershipMessagesPerOperation: Double)?
+        /// With partial views: the addresses each live node's membership holds at the end, the mean and the most
+        /// (``PeerInstance/membershipStateSize`` when the nodes keep their views, else the views' own).
+        public let membershipStatePerNode: (mean: Double, maximum: Int)?
 
         /// The figures in one line.
         public var description: String {
@@ -606,7 +609,16 @@ public struct Simulation {
             messagesByType: messagesByType, copiesPerDocument: Double(copiesSent) / Double(operations),
             sessionsPerNode: sessionCounts,
             churn: scenario.partialViews == nil
-                ? nil : (left, joined, goneWithWriter, Double(membershipMessages) / Double(operations)))
+                ? nil : (left, joined, goneWithWriter, Double(membershipMessages) / Double(operations)),
+            membershipStatePerNode: membershipStates)
+    }
+
+    private var membershipStates: (mean: Double, maximum: Int)? {
+        guard scenario.partialViews != nil else { return nil }
+        let sizes = liveNodes.map { node in
+            scenario.viewsInNodes ? nodes[node].membershipStateSize ?? 0 : views[node].stateSize
+        }
+        return (Double(sizes.reduce(0, +)) / Double(max(1, sizes.count)), sizes.max() ?? 0)
     }
 
     private var sessionCounts: (mean: Double, maximum: Int) {

@@ -67,6 +67,9 @@ enum GossipSimulationBenchmark {
         if let churn = report.churn {
             Measure.report("  membership messages per operation", String(format: "%.2f", churn.membershipMessagesPerOperation))
         }
+        if let state = report.membershipStatePerNode {
+            Measure.report("  membership state per node, addresses mean / most", String(format: "%.1f / %d", state.mean, state.maximum))
+        }
         return Measure.ratio("  lost", Double(report.lost), atMost: 0)
     }
 

@@ -333,5 +333,12 @@ import Testing
         let size = Double(PartialView.Settings().activeSize)
         #expect(report.sessionsPerNode.maximum <= Int(size) + 2, "\(report.sessionsPerNode)")
         #expect((size - 1.5...size + 0.5).contains(report.sessionsPerNode.mean), "\(report.sessionsPerNode)")
+        // What each node's membership holds stays within its views and the waiting room, whatever churn did.
+        let settings = PartialView.Settings()
+        let state = try #require(report.membershipStatePerNode)
+        #expect(state.mean > size, "neighbours and spares: \(state)")
+        #expect(
+            state.maximum <= 2 * settings.activeSize + settings.passiveSize + PeerInstance.maximumWaitingAddresses,
+            "\(state)")
     }
 }

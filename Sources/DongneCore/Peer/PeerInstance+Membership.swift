@@ -16,6 +16,17 @@ extension PeerInstance {
     /// How long a spare DNS-SD advertises is not offered again once it turned out to speak no membership.
     static let nonMemberPause: UInt64 = 600_000
 
+    /// Addresses the node's membership holds (nil without partial views): those in its views (neighbours,
+    /// spares, requests), those with messages waiting or being dialled for the views, those DNS-SD advertises
+    /// and those paused after a failed dial, and the node's own. Each part is bounded; this is what a node's
+    /// state grows with as its network grows.
+    public var membershipStateSize: Int? {
+        view.map {
+            $0.stateSize + waiting.count + membershipDials.count + advertised.count + advertisedRetryAt.count
+                + ownAddresses.count
+        }
+    }
+
     /// The node takes sessions on `port`: from now on it keeps partial views (unless its settings say not to).
     mutating func startViews(listeningOn port: UInt16) {
         guard view == nil, let viewSettings = settings.partialView else { return }
