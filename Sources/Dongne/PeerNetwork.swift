@@ -742,6 +742,7 @@ actor PeerNetwork {
         case .lost(let instance): .lost(instance: instance)
         case .unavailable(let reason): .daemonUnavailable(reason: reason)
         case .available: .daemonAvailable
+        case .tooManyToResolve: .tooManyToResolve
         }
     }
 }

@@ -11,6 +11,11 @@ public import DongneSystem
 /// `DNSServiceRef`, waits on their sockets (`DNSServiceRefSockFD`) and a wake pipe with `poll`, and calls
 /// `DNSServiceProcessResult` for those that are ready. When the daemon is missing or goes away, the thread
 /// reports it once and tries again with growing pauses (1 s doubling to 30 s) until it answers.
+///
+/// Any host on the link may announce thousands of services, whose hosts need not resolve. Each lookup holds a
+/// reference to the daemon (in Avahi's compat layer, a thread, a D-Bus connection and their descriptors), so at
+/// most ``maximumLookups`` run at once; the services found meanwhile wait, at most ``maximumWaitingLookups`` of
+/// them, and the rest are dropped (reported once until the waiting room has room again).
 public final class DNSServiceDiscovery: @unchecked Sendable {
     /// What the thread found.
     public enum Report: Sendable, Equatable {
@@ -24,10 +29,16 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
         case unavailable(String)
         /// Registered and browsing.
         case available
+        /// More services were found than can wait to be resolved: some were dropped.
+        case tooManyToResolve
     }
 
     /// How long a service may take to resolve before it is given up.
     public static let resolveTimeout: Double = 5
+    /// Services resolved at once.
+    public static let maximumLookups = 16
+    /// Services found and waiting for one of the lookups.
+    public static let maximumWaitingLookups = 256
 
     /// Set once per process, before any DNS-SD reference exists.
     private static let zeroFilledAllocations: Void = dongne_avahi_zero_fill_allocations()
@@ -47,15 +58,27 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
     private var registration: DNSServiceRef?
     private var browser: DNSServiceRef?
     private var lookups: [ObjectIdentifier: Lookup] = [:]
+    /// Services found while ``maximumLookups`` run, oldest first, and whether some were dropped since the
+    /// waiting room last had room.
+    private var waitingLookups: [Found] = []
+    private var dropping = false
     private var retryAt = Date.distantPast
     private var retryPause: TimeInterval = 1
     /// What callbacks reported during the last `DNSServiceProcessResult`: acted on after it returns, since a
     /// reference must not be deallocated inside its own callback.
     var pending: [Pending] = []
 
+    /// A service the browser found: what resolving it needs.
+    struct Found: Equatable {
+        let name: String
+        let type: String
+        let domain: String
+        let interface: UInt32
+    }
+
     enum Pending {
         case failed(DNSServiceErrorType, doing: String)
-        case found(name: String, type: String, domain: String, interface: UInt32)
+        case found(Found)
         case lost(name: String)
         case resolved(Lookup, DNSServiceErrorType, host: String, port: UInt16, txt: [UInt8])
         case answered(Lookup, DNSServiceErrorType, address: [UInt8])
@@ -148,6 +171,7 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
             }
             references.removeAll()
             expireLookups()
+            resolveWaiting()
         }
         tearDown()
         Glibc.close(wakeRead)
@@ -200,6 +224,8 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
 
     private func tearDown() {
         for lookup in lookups.values { finish(lookup) }
+        // Browsing again reports every service again.
+        (waitingLookups, dropping) = ([], false)
         if let registration { DNSServiceRefDeallocate(registration) }
         if let browser { DNSServiceRefDeallocate(browser) }
         registration = nil
@@ -233,10 +259,10 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
         for action in actions {
             switch action {
             case .failed(let status, let doing): if browser != nil { unavailable(status, while: doing) }
-            case .found(let name, let type, let domain, let interface):
-                startResolving(name, type: type, domain: domain, interface: interface)
+            case .found(let service): found(service)
             case .lost(let name):
                 for lookup in lookups.values where lookup.instance == name { finish(lookup) }
+                waitingLookups.removeAll { $0.name == name }
                 onReport(.lost(instance: name))
             case .resolved(let lookup, let status, let host, let port, let txt):
                 resolved(lookup, status: status, host: host, port: port, txt: txt)
@@ -252,16 +278,39 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
         guard status == kDNSServiceErr_NoError else { return pending.append(.failed(status, doing: "browsing")) }
         guard flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0 else { return pending.append(.lost(name: name)) }
         guard name != instance else { return }
-        pending.append(.found(name: name, type: type, domain: domain, interface: interface))
+        pending.append(.found(Found(name: name, type: type, domain: domain, interface: interface)))
     }
 
-    private func startResolving(_ name: String, type: String, domain: String, interface: UInt32) {
-        guard lookups.values.allSatisfy({ $0.instance != name || $0.interface != interface }) else { return }
-        let lookup = Lookup(instance: name, type: type, domain: domain, interface: interface, owner: self)
+    /// Resolves `service` now if fewer than ``maximumLookups`` run, else lets it wait (or drops it, when the
+    /// waiting room is full).
+    private func found(_ service: Found) {
+        let resolving = lookups.values.contains { $0.instance == service.name && $0.interface == service.interface }
+        guard !resolving, !waitingLookups.contains(service) else { return }
+        if lookups.count < Self.maximumLookups { return startResolving(service) }
+        guard waitingLookups.count < Self.maximumWaitingLookups else {
+            if !dropping { onReport(.tooManyToResolve) }
+            dropping = true
+            return
+        }
+        waitingLookups.append(service)
+    }
+
+    /// Starts the waiting lookups that now have room.
+    private func resolveWaiting() {
+        while lookups.count < Self.maximumLookups, !waitingLookups.isEmpty {
+            startResolving(waitingLookups.removeFirst())
+        }
+        if waitingLookups.count < Self.maximumWaitingLookups / 2 { dropping = false }
+    }
+
+    private func startResolving(_ service: Found) {
+        let lookup = Lookup(
+            instance: service.name, type: service.type, domain: service.domain, interface: service.interface,
+            owner: self)
         var reference: DNSServiceRef?
         let status = DNSServiceResolve(
-            &reference, 0, interface, name, type, domain, DNSServiceDiscovery.resolvedService,
-            Unmanaged.passUnretained(lookup).toOpaque())
+            &reference, 0, service.interface, service.name, service.type, service.domain,
+            DNSServiceDiscovery.resolvedService, Unmanaged.passUnretained(lookup).toOpaque())
         guard status == kDNSServiceErr_NoError else { return }
         lookup.reference = reference
         lookups[ObjectIdentifier(lookup)] = lookup

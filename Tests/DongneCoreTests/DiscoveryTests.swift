@@ -55,4 +55,44 @@ import Testing
         #expect(directory.handle(.daemonAvailable) == [.log("DNS-SD available again")])
         #expect(directory.handle(.daemonAvailable).isEmpty)
     }
+
+    /// A host may announce thousands of services for nothing: the directory keeps a bounded number, names a
+    /// bounded number of those it ignores, and says each overflow once.
+    @Test func aFloodOfServicesCostsABoundedDirectoryAndAFewLines() {
+        var directory = DiscoveryDirectory(ownInstance: "own")
+        let good = ServiceTXT.record
+        var directives: [DiscoveryDirectory.Directive] = []
+        for number in 0..<(DiscoveryDirectory.maximumServices + 100) {
+            let host = "10.1.\(number / 250).\(number % 250 + 1)"
+            directives += directory.handle(.resolved(instance: "flood-\(number)", host: host, port: 4747, txt: good))
+        }
+        let connects = directives.filter { if case .connect = $0 { true } else { false } }
+        #expect(connects.count == DiscoveryDirectory.maximumServices)
+        #expect(directory.known.count == DiscoveryDirectory.maximumServices)
+        #expect(directives.filter { if case .log = $0 { true } else { false } }.count == 1, "said once")
+        // One goes away: a service announced after it takes its place, and a new overflow is said again.
+        #expect(directory.handle(.lost(instance: "flood-0")) == [.forget(host: "10.1.0.1", port: 4747)])
+        #expect(
+            directory.handle(.resolved(instance: "late", host: "10.2.0.1", port: 4747, txt: good)) == [
+                .connect(host: "10.2.0.1", port: 4747)
+            ])
+        #expect(directory.handle(.resolved(instance: "later", host: "10.2.0.2", port: 4747, txt: good)).count == 1)
+        #expect(directory.handle(.resolved(instance: "latest", host: "10.2.0.3", port: 4747, txt: good)).isEmpty)
+
+        var lines: [DiscoveryDirectory.Directive] = []
+        for number in 0..<1_000 {
+            lines += directory.handle(.unresolvable(instance: "nowhere-\(number)", host: "nowhere.local"))
+        }
+        #expect(lines.count == DiscoveryDirectory.maximumNamedIgnored + 1)
+        #expect(lines.last == .log("DNS-SD: ignoring many more services; no longer naming each"))
+    }
+
+    @Test func servicesTheShellCouldNotResolveAreSaidOnceUntilTheDaemonReturns() {
+        var directory = DiscoveryDirectory(ownInstance: "a")
+        #expect(directory.handle(.tooManyToResolve).count == 1)
+        #expect(directory.handle(.tooManyToResolve).isEmpty)
+        _ = directory.handle(.daemonUnavailable(reason: "gone"))
+        _ = directory.handle(.daemonAvailable)
+        #expect(directory.handle(.tooManyToResolve).count == 1)
+    }
 }

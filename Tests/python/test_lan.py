@@ -3,6 +3,7 @@
 Nodes are started with no --peer: they find each other with DNS-SD only.
 """
 
+import os
 import pathlib
 import re
 import subprocess
@@ -140,6 +141,51 @@ def test_a_daemon_that_dies_and_returns_and_records_of_other_versions(lan):
     lines = [line.get("message", "") for line in lan.lines(1)]
     assert sum("ignoring service future" in line for line in lines) == 1, "one line per service"
     assert len(lan.peers(1)) == 1
+
+
+def threads_and_descriptors(pid):
+    with open(f"/proc/{pid}/status") as status:
+        threads = next(int(line.split()[1]) for line in status if line.startswith("Threads:"))
+    return threads, len(os.listdir(f"/proc/{pid}/fd"))
+
+
+@pytest.mark.parametrize("lan", [3], indirect=True)
+def test_a_flood_of_services_costs_a_few_threads_descriptors_and_lines(lan):
+    """A hostile host announces 1,000 services whose host never resolves. Each lookup holds a thread and a
+    D-Bus connection of the daemon's compat layer: before the cap, the node made one per service (271 threads
+    and 1,310 descriptors where it had 18 and 40, and a line for each service). Now at most 16 run at once,
+    a bounded few wait, and the node goes on chatting with its honest neighbour."""
+    start_and_connect(lan, [1, 3])
+    pid = int(pathlib.Path(f"{lan.dir}/h1.node").read_text())
+    threads, descriptors = threads_and_descriptors(pid)
+    lan.run("avahi", lan.dir, "2", "stop")  # the flooder takes port 5353 on its host
+    flood = subprocess.Popen(
+        [LAN, "exec", lan.dir, "2", sys.executable, str(ROOT / "Tests/python/dnssd_flood.py"), "1000", "10.77.0.2",
+         "4999", "--unresolvable"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    most = (threads, descriptors)
+    try:
+        # Until the first lookups have given up (after 5 s) and the waiting ones took their places.
+        def watched():
+            nonlocal most
+            most = tuple(map(max, most, threads_and_descriptors(pid)))
+            messages = [line.get("message", "") for line in lan.lines(1)]
+            return sum("cannot resolve" in m for m in messages) > 16 and any("some are ignored" in m for m in messages)
+
+        lan.wait_until(watched, 30, "h1 gives up its first lookups and says it ignores some services")
+    finally:
+        output, errors = flood.communicate(timeout=60)
+    assert flood.returncode == 0 and int(output) == 100, errors
+    assert most[0] <= threads + 16 + 2, f"threads {threads} before, {most[0]} at most"
+    assert most[1] <= descriptors + 16 * 6, f"descriptors {descriptors} before, {most[1]} at most"
+    lan.say(3, "홍수 속에서도")
+    lan.wait_for(1, lambda line: line.get("text") == "홍수 속에서도")
+    assert len(lan.peers(1)) == 1
+    notices = [line["message"] for line in lan.lines(1) if line.get("event") == "dnssd"]
+    assert len(notices) <= 64 + 2, notices[-5:]
 
 
 def test_without_a_daemon_the_node_says_so_once_and_keeps_working():

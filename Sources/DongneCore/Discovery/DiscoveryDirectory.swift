@@ -4,7 +4,16 @@
 /// between two nodes are settled once identities are known). A service that goes away is forgotten: the node
 /// stops dialling it, and keeps any session it has. A record that is malformed or of another version is
 /// ignored with one log line per service, and so is a daemon that goes away or comes back.
+///
+/// Services cost nothing to announce, and any host on the link may announce thousands: the directory keeps at
+/// most ``maximumServices`` (the rest are ignored, which it says once each time it fills), and names at most
+/// ``maximumNamedIgnored`` services it ignores, one line each, then says once that it stops naming them.
 public struct DiscoveryDirectory: Sendable {
+    /// The most services the node dials (or takes as spares) at once.
+    public static let maximumServices = 256
+    /// The most ignored services named in the log, one line each.
+    public static let maximumNamedIgnored = 64
+
     /// Something DNS-SD reported.
     public enum Event: Sendable, Equatable {
         /// A service was resolved to an IPv4 address, a port and a TXT record.
@@ -17,6 +26,8 @@ public struct DiscoveryDirectory: Sendable {
         case daemonUnavailable(reason: String)
         /// The daemon answers (again).
         case daemonAvailable
+        /// More services were announced than the shell resolves or keeps waiting to resolve: some were dropped.
+        case tooManyToResolve
     }
 
     /// What the shell must do.
@@ -35,6 +46,11 @@ public struct DiscoveryDirectory: Sendable {
     private var services: [String: (host: String, port: UInt16)] = [:]
     private var ignored: Set<String> = []
     private var daemonUp: Bool?
+    /// Lines said once until what they say is over: the directory was full, too many were ignored to name, the
+    /// shell dropped services it could not resolve.
+    private var saidFull = false
+    private var saidIgnoringMany = false
+    private var saidTooManyToResolve = false
 
     /// A directory for the node registered as `ownInstance`.
     public init(ownInstance: String) {
@@ -54,13 +70,18 @@ public struct DiscoveryDirectory: Sendable {
         case .lost(let instance):
             ignored.remove(instance)
             guard let service = services.removeValue(forKey: instance) else { return [] }
+            saidFull = false
             return [.forget(host: service.host, port: service.port)]
         case .daemonUnavailable(let reason):
             defer { daemonUp = false }
             return daemonUp == false ? [] : [.log("DNS-SD unavailable: \(reason); peers only from --peer and memory")]
         case .daemonAvailable:
-            defer { daemonUp = true }
+            defer { (daemonUp, saidTooManyToResolve) = (true, false) }
             return daemonUp == false ? [.log("DNS-SD available again")] : []
+        case .tooManyToResolve:
+            defer { saidTooManyToResolve = true }
+            return saidTooManyToResolve
+                ? [] : [.log("DNS-SD: more services are announced than this node looks up; some are ignored")]
         }
     }
 
@@ -75,6 +96,11 @@ public struct DiscoveryDirectory: Sendable {
                 }
             return logOnce(instance, "DNS-SD: ignoring service \(instance): \(reason)")
         }
+        guard services[instance] != nil || services.count < Self.maximumServices else {
+            defer { saidFull = true }
+            return saidFull
+                ? [] : [.log("DNS-SD: more than \(Self.maximumServices) services; ignoring the rest")]
+        }
         var directives: [Directive] = []
         if let old = services[instance] {
             if old == (host, port) { return [] }
@@ -85,7 +111,14 @@ public struct DiscoveryDirectory: Sendable {
         return directives + [.connect(host: host, port: port)]
     }
 
+    /// `line` for an ignored service, once; past ``maximumNamedIgnored`` services, once that there are many.
     private mutating func logOnce(_ instance: String, _ line: String) -> [Directive] {
-        ignored.insert(instance).inserted ? [.log(line)] : []
+        guard !ignored.contains(instance) else { return [] }
+        guard ignored.count < Self.maximumNamedIgnored else {
+            defer { saidIgnoringMany = true }
+            return saidIgnoringMany ? [] : [.log("DNS-SD: ignoring many more services; no longer naming each")]
+        }
+        ignored.insert(instance)
+        return [.log(line)]
     }
 }
