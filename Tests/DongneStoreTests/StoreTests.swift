@@ -125,6 +125,18 @@ import DongneTestSupport
         #expect(try store.setting("missing") == nil)
     }
 
+    @Test func rememberedPeersAreTheMostRecentFewHoweverManyAnswered() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        for port in 0..<1_000 { try await store.rememberPeer("10.0.0.9:\(port)", at: UInt64(port)) }
+        try await store.rememberPeer("10.0.0.9:5", at: 2_000)  // seen again: the most recent
+        let kept = try store.knownPeers()
+        #expect(kept.count == Store.maximumKnownPeers)
+        #expect(kept.first == "10.0.0.9:5")
+        #expect(Array(kept.dropFirst()) == (937..<1_000).reversed().map { "10.0.0.9:\($0)" })
+    }
+
     @Test func ingestStoresOnlyValidSignedDocuments() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
