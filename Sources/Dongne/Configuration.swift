@@ -89,11 +89,19 @@ public struct Configuration: Sendable {
         self.networkPassphrase = networkPassphrase
     }
 
-    /// `$XDG_DATA_HOME/dongne`, or `~/.local/share/dongne` when XDG_DATA_HOME is not set.
+    /// `$XDG_DATA_HOME/dongne`, or `$HOME/.local/share/dongne` when XDG_DATA_HOME is not set (the XDG Base
+    /// Directory Specification).
     public static var defaultDataDirectory: String {
         let environment = ProcessInfo.processInfo.environment
         if let base = environment["XDG_DATA_HOME"], !base.isEmpty { return base + "/dongne" }
-        return NSHomeDirectory() + "/.local/share/dongne"
+        return homeDirectory + "/.local/share/dongne"
+    }
+
+    /// `$HOME`, as shells and the XDG specification read it; the password file's entry only when it is unset or
+    /// empty (Foundation's `NSHomeDirectory()` reads the password file first for root, whatever `$HOME` says).
+    public static var homeDirectory: String {
+        if let home = ProcessInfo.processInfo.environment["HOME"], !home.isEmpty { return home }
+        return NSHomeDirectory()
     }
 }
 

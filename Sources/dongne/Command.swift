@@ -137,7 +137,7 @@ enum Command: Equatable {
         if path.count >= 2, let first = path.first, first == "'" || first == "\"", path.last == first {
             path = String(path.dropFirst().dropLast())
         }
-        if path == "~" || path.hasPrefix("~/") { path = NSHomeDirectory() + path.dropFirst() }
+        if path == "~" || path.hasPrefix("~/") { path = Configuration.homeDirectory + path.dropFirst() }
         return path
     }
 

@@ -35,14 +35,19 @@ import DongneTestSupport
         .appendingPathComponent("dongne").path
 
     /// Runs the binary with `arguments` to its end, off Swift's pool.
-    static func run(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
-        try await offPool { try blockingRun(arguments) }
+    static func run(_ arguments: [String], environment: [String: String]? = nil) async throws -> (
+        status: Int32, output: String, errors: String
+    ) {
+        try await offPool { try blockingRun(arguments, environment: environment) }
     }
 
-    private static func blockingRun(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+    private static func blockingRun(_ arguments: [String], environment: [String: String]?) throws -> (
+        status: Int32, output: String, errors: String
+    ) {
         let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = REPLProcess.testArguments(arguments)
+        process.environment = environment
         let output = Pipe(), errors = Pipe()
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output
@@ -89,6 +94,16 @@ import DongneTestSupport
         let help = try await Self.run(["--help"])
         #expect(help.status == 0)
         #expect(help.output.hasPrefix("usage: dongne"))
+    }
+
+    /// A person who sets `HOME` (or `XDG_DATA_HOME`) gets a node of their own there, root included.
+    @Test func theDefaultDataDirectoryFollowsHomeAndXDGDataHome() async throws {
+        let home = NodeTests.temporaryPath()
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let byHome = try await Self.run(["--help"], environment: ["HOME": home, "PATH": path])
+        #expect(byHome.output.contains("(default: \(home)/.local/share/dongne)"), "\(byHome.output.prefix(2_000))")
+        let byXDG = try await Self.run(["--help"], environment: ["HOME": home, "XDG_DATA_HOME": home + "/data", "PATH": path])
+        #expect(byXDG.output.contains("(default: \(home)/data/dongne)"))
     }
 
     @Test func anUnreadableDataDirectoryIsReportedNotCrashedOn() async throws {
