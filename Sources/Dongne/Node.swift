@@ -229,7 +229,9 @@ public final class Node: Sendable {
         await network.get()?.resends() ?? (0, 0)
     }
 
-    /// The peers with an established session.
+    /// The peers this node is joined with: those a peer-joined notice announced and no peer-left notice ended.
+    /// With partial views, these are its neighbours and the peers that keep no views; sessions opened for a few
+    /// membership messages, which come and go within seconds, are not among them.
     public func peers() async -> [PeerInfo] {
         await network.get()?.peers() ?? []
     }

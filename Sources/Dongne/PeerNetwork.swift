@@ -176,9 +176,9 @@ actor PeerNetwork {
         core.gossipResends
     }
 
-    /// The established sessions.
+    /// The peers the user was told joined (not the sessions that carry a few membership messages).
     func peers() -> [PeerInfo] {
-        core.sessions.map(PeerInfo.init)
+        core.joinedPeers.map(PeerInfo.init)
     }
 
     /// A document this node wrote (queued for the store) goes out to peers, then the messages held for it are

@@ -133,9 +133,11 @@ import Testing
         let accepted = Self.accept(&core, 1, from: 3, key: peer)
         #expect(Self.sent(accepted, on: 1).first == .listening(port: Self.port))
         #expect(Self.notices(accepted).isEmpty, "not a neighbour yet: no line for the user")
+        #expect(core.sessions.count == 1 && core.joinedPeers.isEmpty, "nor is it listed among the peers")
         let asked = core.handle(Core.message(.membership(.neighbour(urgent: false)), on: 1), now: 1)
         #expect(Self.sent(asked, on: 1) == [.membership(.neighbourReply(accepted: true))])
         #expect(Self.notices(asked).count == 1, "a neighbour now: it shows as joined")
+        #expect(core.joinedPeers.map(\.peer) == [peer.publicKey])
         // A shuffle naming its sender with an empty host: the answer goes to 10.0.0.3:4747, over this session.
         let sender = PeerAddress(host: "", port: Self.port)
         let shuffle = GossipMessage.membership(.shuffle(origin: sender, timeToLive: 1, addresses: [Self.address(7)]))

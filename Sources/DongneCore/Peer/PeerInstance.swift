@@ -409,6 +409,15 @@ public struct PeerInstance: Sendable {
             .sorted { $0.peer < $1.peer }
     }
 
+    /// The peers the user was told joined and not yet told left, one per peer, by identity: with partial views,
+    /// the neighbours and the peers that keep no views, not the sessions that carry a few membership messages
+    /// and end (``sessions`` lists those too).
+    public var joinedPeers: [LinkSummary] {
+        var seen: Set<PublicKey> = []
+        return links.keys.sorted().compactMap { id in links[id].flatMap { $0.announced ? $0.summary : nil } }
+            .filter { seen.insert($0.peer).inserted }.sorted { $0.peer < $1.peer }
+    }
+
     /// Batches gossip sent again for want of a timely acknowledgement, and the documents in them.
     public var gossipResends: (batches: Int, documents: Int) { (gossip.batchesResent, gossip.documentsResent) }
 
