@@ -16,9 +16,7 @@
 ///
 /// A stranger is on the network, so every message costs a bounded amount of work and state: lists beyond the
 /// sample size are cut, walks are no longer than ``Settings/activeWalkLength``, only neighbours may forward
-/// walks or disconnect, replies count only when asked for, and the views never exceed their sizes. Nor may one
-/// host, on however many ports, hold more than ``Settings/neighboursPerHost`` neighbour places or
-/// ``Settings/sparesPerHost`` spare ones: the paper leaves eclipses open, and this bounds what one machine can do.
+/// walks or disconnect, replies count only when asked for, and the views never exceed their sizes.
 ///
 /// The shell reports sessions that end and addresses it cannot reach; the instance never waits on the network.
 public struct PartialView: Sendable {
@@ -46,14 +44,6 @@ public struct PartialView: Sendable {
         /// Every request opens a session where none is, so a node that cannot fill its view (its spares are
         /// all full) must not keep opening one a second.
         public var refillPause: UInt64 = 1_000
-        /// Neighbours one host may be, whatever ports it names. Ports (like identities) cost a host nothing, and
-        /// a join or an urgent request always finds room: without this cap one host could take every place in a
-        /// node's active view and cut it off from the rest (an eclipse). A host at the cap that comes in again
-        /// takes the place of one of its own.
-        public var neighboursPerHost = 2
-        /// Spares one host may be, likewise: shuffles carry whatever addresses a neighbour names, and a passive
-        /// view full of one host's ports would make every refill ask that host.
-        public var sparesPerHost = 4
 
         /// The paper's settings for networks up to about 10,000 nodes.
         public init() {}
@@ -282,9 +272,7 @@ public struct PartialView: Sendable {
 
     private mutating func addToActive(_ address: PeerAddress) {
         guard address != ownAddress, !active.contains(address) else { return }
-        let sameHost = active.filter { $0.host == address.host }
-        let full = sameHost.count >= settings.neighboursPerHost || active.count >= settings.activeSize
-        if full, let dropped = randomElement(of: sameHost.count >= settings.neighboursPerHost ? sameHost : active) {
+        if active.count >= settings.activeSize, let dropped = randomElement(of: active) {
             active.remove(dropped)
             output.append(.send(.disconnect, to: dropped))
             output.append(.drop(dropped))
@@ -298,10 +286,7 @@ public struct PartialView: Sendable {
 
     private mutating func addToPassive(_ address: PeerAddress, evictingFirst preferred: [PeerAddress] = []) {
         guard address != ownAddress, !active.contains(address), !passive.contains(address) else { return }
-        let sameHost = passive.filter { $0.host == address.host }
-        if sameHost.count >= settings.sparesPerHost {
-            if let evicted = randomElement(of: sameHost) { passive.remove(evicted) }
-        } else if passive.count >= settings.passiveSize {
+        if passive.count >= settings.passiveSize {
             let evicted = preferred.first(where: { passive.contains($0) }) ?? randomElement(of: passive)
             if let evicted { passive.remove(evicted) }
         }
