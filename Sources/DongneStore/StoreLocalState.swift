@@ -240,7 +240,7 @@ extension Store {
     /// The peer addresses this node has reached, most recent first.
     public func knownPeers() throws(StoreError) -> [String] {
         try read { connection throws(SQLiteError) in
-            let statement = try connection.statement("SELECT address FROM known_peers ORDER BY last_seen DESC, address")
+            let statement = try connection.statement("SELECT address FROM known_peers ORDER BY last_seen DESC, address LIMIT ?").bind(.integer(Int64(Store.maximumKnownPeers)))
             var addresses: [String] = []
             while try statement.step() { addresses.append(statement.text(0)) }
             return addresses
