@@ -46,8 +46,9 @@ public struct DiscoveryDirectory: Sendable {
     private var services: [String: (host: String, port: UInt16)] = [:]
     private var ignored: Set<String> = []
     private var daemonUp: Bool?
-    /// Lines said once until what they say is over: the directory was full, too many were ignored to name, the
-    /// shell dropped services it could not resolve.
+    /// Lines said once: that the directory is full (again after it had room), that too many were ignored to
+    /// name (once per process), that the shell dropped services it could not resolve (again after the daemon
+    /// comes back).
     private var saidFull = false
     private var saidIgnoringMany = false
     private var saidTooManyToResolve = false
