@@ -12,9 +12,11 @@ extension Array where Element: Sendable {
     package func mapOnEveryCore<Transformed: Sendable>(
         minimumShare: Int, _ transform: @Sendable (Element) -> Transformed
     ) -> [Transformed] {
-        let shares = Swift.min(ProcessInfo.processInfo.activeProcessorCount, count / Swift.max(minimumShare, 1))
-        guard shares > 1 else { return map(transform) }
+        let shares = count / Swift.max(minimumShare, 1)
+        guard shares > 1, ProcessInfo.processInfo.activeProcessorCount > 1 else { return map(transform) }
         let results = Mutex<[[Transformed]]>(Array<[Transformed]>(repeating: [], count: shares))
+        // More shares than cores, taken by whichever thread is free: a core that the store's writer (or another
+        // process) takes for a while leaves its shares to the others instead of holding the batch back.
         DispatchQueue.concurrentPerform(iterations: shares) { share in
             let range = shareRange(share, of: shares)
             let mapped = self[range].map(transform)
