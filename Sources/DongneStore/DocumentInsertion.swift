@@ -97,16 +97,24 @@ extension Connection {
     {
         let id = SQLValue.blob(document.id.bytes), author = SQLValue.blob(document.author.bytes)
         let channel = SQLValue.blob(message.channel.bytes)
+        // Its reporters are counted as it is inserted: the same count as `refreshCountSQL`'s, for the one row, with
+        // no second statement (the author's own row in `posters` below never counts: an author's report of its
+        // own message does not).
         try statement(
             """
-            INSERT INTO message_state (id, channel, author, created, type, retracted)
+            INSERT INTO message_state (id, channel, author, created, type, retracted, reporters)
             VALUES (?1, ?2, ?3, ?4, ?5,
-                EXISTS (SELECT 1 FROM documents WHERE ref = ?1 AND kind = ?6 AND author = ?3 AND channel = ?2))
+                EXISTS (SELECT 1 FROM documents WHERE ref = ?1 AND kind = ?6 AND author = ?3 AND channel = ?2),
+                (SELECT count(*) FROM reports AS r
+                 WHERE r.message = ?1 AND r.channel = ?2 AND r.reporter != ?3
+                   AND NOT EXISTS (SELECT 1 FROM blocks AS b WHERE b.author = r.reporter)
+                   AND EXISTS (SELECT 1 FROM posters AS p
+                       WHERE p.channel = ?2 AND p.author = r.reporter AND p.since <= ?7)))
             """
         ).bind(
             id, channel, author, .integer(Int64(document.created)),
             .integer(Int64(MessageType(message.content).rawValue)),
-            .integer(Int64(DocumentKind.retract.number))
+            .integer(Int64(DocumentKind.retract.number)), .integer(Int64(clamping: cutoff))
         ).run()
         try statement("INSERT OR IGNORE INTO posters (channel, author, since) VALUES (?, ?, ?)")
             .bind(channel, author, .integer(Int64(clamping: now))).run()
@@ -116,7 +124,6 @@ extension Connection {
             )
             .bind(.integer(Int64(clamping: cutoff)), channel, author).run()
         }
-        try refreshReportCount(of: document.id, cutoff: cutoff)
         try recordName(message.senderName, of: document)
     }
 
