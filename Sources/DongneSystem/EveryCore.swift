@@ -3,12 +3,13 @@ import Foundation  // ProcessInfo
 import Synchronization
 
 extension Array where Element: Sendable {
-    /// `transform` of every element, in order, computed on every core at once: the calling thread takes one
-    /// share and the threads of Swift's pool (libdispatch's, which `concurrentPerform` shares) the others.
+    /// `transform` of every element, in order, computed on every core at once: the calling thread and the
+    /// threads of Swift's pool (libdispatch's, which `concurrentPerform` shares) take shares in turn until none is
+    /// left.
     ///
-    /// For CPU-bound work only (a signature check), which blocks no thread it borrows. Shares hold at least
-    /// `minimumShare` elements, so that a small array (a live message or two) is mapped right here, with no
-    /// thread woken for it: waking one costs more than a few checks.
+    /// For CPU-bound work only (a signature check), which blocks no thread it borrows. Shares hold `minimumShare`
+    /// elements or a few more, so that a small array (a live message or two) is mapped right here, with no thread
+    /// woken for it: waking one costs more than a few checks.
     package func mapOnEveryCore<Transformed: Sendable>(
         minimumShare: Int, _ transform: @Sendable (Element) -> Transformed
     ) -> [Transformed] {
