@@ -217,33 +217,3 @@ extension Store {
         }
     }
 }
-
-extension Store {
-    /// Peer addresses kept for the next start: the most recent. Addresses come from peers (any neighbour a host
-    /// makes of itself, on any port), so the table must not grow with them.
-    public static let maximumKnownPeers = 64
-
-    /// Remembers a peer address that answered, forgetting the least recent beyond ``maximumKnownPeers``.
-    public func rememberPeer(_ address: String, at time: UInt64) async throws(StoreError) {
-        try await writeSQL { connection throws(SQLiteError) in
-            try connection.statement("INSERT OR REPLACE INTO known_peers (address, last_seen) VALUES (?, ?)")
-                .bind(.text(address), .integer(Int64(time))).run()
-            try connection.statement(
-                """
-                DELETE FROM known_peers WHERE address NOT IN
-                    (SELECT address FROM known_peers ORDER BY last_seen DESC, address LIMIT ?)
-                """
-            ).bind(.integer(Int64(Self.maximumKnownPeers))).run()
-        }
-    }
-
-    /// The peer addresses this node has reached, most recent first.
-    public func knownPeers() throws(StoreError) -> [String] {
-        try read { connection throws(SQLiteError) in
-            let statement = try connection.statement("SELECT address FROM known_peers ORDER BY last_seen DESC, address LIMIT ?").bind(.integer(Int64(Store.maximumKnownPeers)))
-            var addresses: [String] = []
-            while try statement.step() { addresses.append(statement.text(0)) }
-            return addresses
-        }
-    }
-}

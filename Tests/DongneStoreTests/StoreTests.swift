@@ -1,5 +1,5 @@
 import DongneCore
-import DongneStore
+@testable import DongneStore
 import Foundation
 import Testing
 import DongneSystem
@@ -129,12 +129,28 @@ import DongneTestSupport
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let store = try Store(path: directory.file("store.sqlite"))
-        for port in 0..<1_000 { try await store.rememberPeer("10.0.0.9:\(port)", at: UInt64(port)) }
-        try await store.rememberPeer("10.0.0.9:5", at: 2_000)  // seen again: the most recent
+        let hosts = (0..<1_000).map { "10.0.\($0 / 250).\($0 % 250 + 1):4747" }
+        for (time, address) in hosts.enumerated() { try await store.rememberPeer(address, at: UInt64(time)) }
+        try await store.rememberPeer(hosts[5], at: 2_000)  // seen again: the most recent
         let kept = try store.knownPeers()
         #expect(kept.count == Store.maximumKnownPeers)
-        #expect(kept.first == "10.0.0.9:5")
-        #expect(Array(kept.dropFirst()) == (937..<1_000).reversed().map { "10.0.0.9:\($0)" })
+        #expect(kept.first == hosts[5])
+        #expect(Array(kept.dropFirst()) == hosts[937...].reversed())
+    }
+
+    @Test func oneHostCyclingItsPortsPushesOutOnlyItsOwnAddresses() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        let honest = (1...50).map { "10.0.0.\($0):4747" }
+        for (time, address) in honest.enumerated() { try await store.rememberPeer(address, at: UInt64(time)) }
+        for port in 0..<1_000 { try await store.rememberPeer("10.0.9.9:\(port)", at: UInt64(100 + port)) }
+        let kept = try store.knownPeers()
+        #expect(kept == (996..<1_000).reversed().map { "10.0.9.9:\($0)" } + honest.reversed())
+        let rows = try store.read { connection throws(SQLiteError) in
+            try connection.scalarInteger("SELECT count(*) FROM known_peers")
+        }
+        #expect(rows == Int64(kept.count), "the table holds no more than is kept")
     }
 
     @Test func ingestStoresOnlyValidSignedDocuments() async throws {
