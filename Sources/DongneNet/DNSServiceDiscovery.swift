@@ -259,7 +259,9 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
         for action in actions {
             switch action {
             case .failed(let status, let doing): if browser != nil { unavailable(status, while: doing) }
-            case .found(let service): found(service)
+            // A browser torn down earlier in this round (a failure) reports every service again once it browses
+            // again: what it found before goes with it, and starts no lookup meanwhile.
+            case .found(let service): if browser != nil { found(service) }
             case .lost(let name):
                 for lookup in lookups.values where lookup.instance == name { finish(lookup) }
                 waitingLookups.removeAll { $0.name == name }
