@@ -26,6 +26,9 @@ public struct MembershipSimulation {
         public var churnPerMinute = 0.1
         /// Minutes of churn.
         public var churnMinutes = 5
+        /// Nodes that share one host (one IP address, each on its own port): the views' caps per host then
+        /// matter.
+        public var nodesPerHost = 1
         /// Every node's settings.
         public var settings = PartialView.Settings()
         /// The seed of every random choice.
@@ -133,20 +136,24 @@ public struct MembershipSimulation {
         let node = views.count
         views.append(
             PartialView(
-                ownAddress: Self.address(of: node), random: SplitMix64(seed: scenario.seed &* 7_919 &+ UInt64(node)),
+                ownAddress: self.address(of: node), random: SplitMix64(seed: scenario.seed &* 7_919 &+ UInt64(node)),
                 settings: scenario.settings))
         wakeAt.append(nil)
         return node
     }
 
-    private static func address(of node: Int) -> PeerAddress {
-        PeerAddress(host: "10.\(node / 62_500).\(node / 250 % 250).\(node % 250 + 1)", port: 7_000)
+    /// Node `node`'s address: ``Scenario/nodesPerHost`` nodes share a host, on ports from 7,000 up.
+    private func address(of node: Int) -> PeerAddress {
+        let (host, slot) = node.quotientAndRemainder(dividingBy: scenario.nodesPerHost)
+        return PeerAddress(
+            host: "10.\(host / 62_500).\(host / 250 % 250).\(host % 250 + 1)", port: UInt16(7_000 + slot))
     }
 
-    private static func node(at address: PeerAddress) -> Int? {
+    private func node(at address: PeerAddress) -> Int? {
         let parts = address.host.split(separator: ".").compactMap { Int($0) }
-        guard parts.count == 4, parts[3] >= 1 else { return nil }
-        return parts[1] * 62_500 + parts[2] * 250 + parts[3] - 1
+        let slot = Int(address.port) - 7_000
+        guard parts.count == 4, parts[3] >= 1, (0..<scenario.nodesPerHost).contains(slot) else { return nil }
+        return (parts[1] * 62_500 + parts[2] * 250 + parts[3] - 1) * scenario.nodesPerHost + slot
     }
 
     private mutating func step(_ item: Item, at time: UInt64) {
@@ -157,7 +164,7 @@ public struct MembershipSimulation {
             if node >= scenario.nodes { joined += 1 }
             let contact = contact == nil ? nil : live.sorted().randomElement(using: &random)
             live.insert(node)
-            handle(.start(contact: contact.map(Self.address(of:))), at: node, time: time)
+            handle(.start(contact: contact.map { self.address(of: $0) }), at: node, time: time)
         case .event(let event, let node):
             handle(event, at: node, time: time)
         case .wake(let node):
@@ -176,7 +183,7 @@ public struct MembershipSimulation {
     private mutating func leave(_ node: Int, at time: UInt64) {
         live.remove(node)
         left += 1
-        let address = Self.address(of: node)
+        let address = self.address(of: node)
         for other in live.sorted() where views[other].active.contains(address) {
             queue.push(.event(.lost(address), node: other), at: time + scenario.linkDelay)
         }
@@ -190,7 +197,7 @@ public struct MembershipSimulation {
                 send(message, from: node, to: address, at: time)
             case .keep(let address):
                 // A session with a node that left cannot be made.
-                if let peer = Self.node(at: address), !live.contains(peer) {
+                if let peer = self.node(at: address), !live.contains(peer) {
                     queue.push(.event(.unreachable(address), node: node), at: time + 2 * scenario.linkDelay)
                 }
             case .drop:
@@ -205,12 +212,12 @@ public struct MembershipSimulation {
 
     private mutating func send(_ message: MembershipMessage, from node: Int, to address: PeerAddress, at time: UInt64) {
         if time >= churnStart, time <= churnEnd { messages += 1 }
-        guard let peer = Self.node(at: address), live.contains(peer) else {
+        guard let peer = self.node(at: address), live.contains(peer) else {
             queue.push(.event(.unreachable(address), node: node), at: time + 2 * scenario.linkDelay)
             return
         }
         let delay = scenario.linkDelay + UInt64.random(in: 0...scenario.jitter, using: &random)
-        queue.push(.event(.received(message, from: Self.address(of: node)), node: peer), at: time + delay)
+        queue.push(.event(.received(message, from: self.address(of: node)), node: peer), at: time + delay)
     }
 
     /// Neighbour links among live nodes, as an undirected graph: is it one whole?
@@ -238,7 +245,7 @@ public struct MembershipSimulation {
         var neighbours: [Int: Set<Int>] = [:]
         for node in live {
             for address in views[node].active {
-                guard let other = Self.node(at: address), live.contains(other) else { continue }
+                guard let other = self.node(at: address), live.contains(other) else { continue }
                 neighbours[node, default: []].insert(other)
                 neighbours[other, default: []].insert(node)
             }
@@ -256,8 +263,8 @@ public struct MembershipSimulation {
         var links: Set<[Int]> = []
         for node in nodes {
             for address in views[node].active {
-                guard let other = Self.node(at: address), live.contains(other) else { continue }
-                if !views[other].active.contains(Self.address(of: node)) { oneSided += 1 }
+                guard let other = self.node(at: address), live.contains(other) else { continue }
+                if !views[other].active.contains(self.address(of: node)) { oneSided += 1 }
                 links.insert([dense[node]!, dense[other]!].sorted())
             }
         }

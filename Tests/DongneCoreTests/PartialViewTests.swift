@@ -91,6 +91,51 @@ import Testing
         #expect(view.active == [Self.address(2), Self.address(3)])
     }
 
+    static func hostile(_ port: Int) -> PeerAddress { PeerAddress(host: "10.0.0.66", port: UInt16(9_000 + port)) }
+
+    @Test func oneHostOnManyPortsHoldsAtMostItsShareOfNeighboursAndSpares() {
+        let settings = Self.quiet
+        var view = Self.view(withNeighbours: [2, 3], settings)
+        let ports = (1...40).map(Self.hostile)
+        // It joins on every port, asks urgently, and shuffles its ports in.
+        for address in ports.prefix(20) {
+            _ = view.handle(.received(.join, from: address), now: 0)
+            _ = view.handle(.received(.neighbour(urgent: true), from: address), now: 0)
+        }
+        _ = view.handle(
+            .received(.shuffle(origin: ports[0], timeToLive: 1, addresses: Array(ports.suffix(8))), from: ports[19]),
+            now: 0)
+        #expect(view.active.count { $0.host == "10.0.0.66" } == settings.neighboursPerHost)
+        #expect(view.passive.count { $0.host == "10.0.0.66" } <= settings.sparesPerHost)
+        #expect(view.active.isSuperset(of: [Self.address(2), Self.address(3)]), "the other hosts keep their places")
+        // Another host still finds room beside it.
+        _ = view.handle(.received(.neighbour(urgent: false), from: Self.address(4)), now: 0)
+        #expect(view.active.contains(Self.address(4)))
+    }
+
+    @Test func aHostAtItsCapIsAskedNothingAndItsRequestsThatAreNotUrgentAreRefused() {
+        var view = Self.view(withNeighbours: [2, 3], Self.quiet)
+        _ = view.handle(.received(.neighbour(urgent: true), from: Self.hostile(1)), now: 0)
+        _ = view.handle(.received(.neighbour(urgent: true), from: Self.hostile(2)), now: 0)
+        // Its spares are not asked, and with no other spare the view sleeps until its next shuffle.
+        let directives = view.handle(.discovered(Self.hostile(3)), now: 10)
+        #expect(view.passive.contains(Self.hostile(3)))
+        #expect(Self.sends(directives).isEmpty)
+        #expect(!directives.contains { if case .wake(let at) = $0 { at <= 10 } else { false } }, "no refill to wake for")
+        #expect(view.handle(.received(.neighbour(urgent: false), from: Self.hostile(4)), now: 20)
+            .contains(.send(.neighbourReply(accepted: false), to: Self.hostile(4))))
+        // A spare of another host is asked at once.
+        #expect(Self.sends(view.handle(.discovered(Self.address(7)), now: 30)).map(\.1) == [Self.address(7)])
+    }
+
+    @Test func loopbackAddressesAreThisMachineAndHaveNoCaps() {
+        var view = Self.view(Self.quiet)
+        _ = view.handle(.start(contact: nil), now: 0)
+        let local = (1...5).map { PeerAddress(host: "127.0.0.1", port: UInt16(7_000 + $0)) }
+        for address in local { _ = view.handle(.received(.neighbour(urgent: false), from: address), now: 0) }
+        #expect(view.active == Set(local))
+    }
+
     @Test func onlyNeighboursMayForwardWalksShuffleOrDisconnect() {
         var view = Self.view(withNeighbours: [2, 3])
         let before = (view.active, view.passive)
@@ -195,7 +240,14 @@ import Testing
         var generator = SplitMix64(seed: 11)
         for step in 0..<5_000 {
             let from = Self.address(Int.random(in: 2...6, using: &generator))
-            let many = (0..<50).map { _ in Self.address(Int.random(in: 2...250, using: &generator)) }
+            // A quarter from three hosts on many ports: the caps per host are tried too.
+            let many = (0..<50).map { _ in
+                Int.random(in: 0..<4, using: &generator) == 0
+                    ? PeerAddress(
+                        host: "10.0.1.\(Int.random(in: 1...3, using: &generator))",
+                        port: UInt16.random(in: 1...40, using: &generator))
+                    : Self.address(Int.random(in: 2...250, using: &generator))
+            }
             let message: MembershipMessage =
                 switch step % 7 {
                 case 0: .shuffle(origin: many[0], timeToLive: step % 2 == 0 ? 1_000 : Int.min, addresses: many)
@@ -215,11 +267,32 @@ import Testing
                 }
             }
             #expect(view.active.count <= settings.activeSize && view.passive.count <= settings.passiveSize)
+            #expect(Dictionary(grouping: view.active, by: \.host).values.allSatisfy { $0.count <= settings.neighboursPerHost })
+            #expect(Dictionary(grouping: view.asked.keys, by: \.host).values.allSatisfy { $0.count <= settings.neighboursPerHost })
+            #expect(Dictionary(grouping: view.passive, by: \.host).values.allSatisfy { $0.count <= settings.sparesPerHost })
             #expect(!view.active.contains(Self.me) && !view.passive.contains(Self.me))
             #expect(view.active.isDisjoint(with: view.passive))
             #expect(view.asked.count <= settings.activeSize)
             #expect(Self.sends(directives).count { $0.0 == .neighbour(urgent: true) } <= 1)
         }
+    }
+
+    /// Three nodes on each of two hosts: each node has room for at most four neighbours (two per host), below its
+    /// active size. The views settle, whole, and nobody keeps asking or swapping: the membership traffic is the
+    /// shuffles' (each node's walk of at most 6 steps and its answer every 10 s, about 0.7 messages a second).
+    @Test func nodesSharingHostsSettleIntoOneOverlayWithoutSwappingNeighbours() {
+        var scenario = MembershipSimulation.Scenario()
+        scenario.nodes = 6
+        scenario.nodesPerHost = 3
+        scenario.settle = 30_000
+        scenario.churnPerMinute = 0
+        scenario.churnMinutes = 2
+        var simulation = MembershipSimulation(scenario)
+        let report = simulation.run()
+        #expect(report.liveNodes == 6 && report.connectedChecks == report.checks, "\(report)")
+        #expect(report.oneSidedLinks == 0, "\(report)")
+        #expect(report.active.maximum <= 2 * scenario.settings.neighboursPerHost && report.active.mean >= 3, "\(report)")
+        #expect(report.messagesPerNodePerSecond < 1, "\(report)")
     }
 
     @Test func twoHundredNodesJoinIntoOneOverlayThatStaysWholeThroughChurn() {

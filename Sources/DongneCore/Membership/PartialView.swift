@@ -18,6 +18,14 @@
 /// sample size are cut, walks are no longer than ``Settings/activeWalkLength``, only neighbours may forward
 /// walks or disconnect, replies count only when asked for, and the views never exceed their sizes.
 ///
+/// Nor may one host, on however many ports, hold more than ``Settings/neighboursPerHost`` neighbour places
+/// (neighbours and requests) or ``Settings/sparesPerHost`` spare ones. Ports cost a host nothing, and the paper
+/// lets a join or an urgent request always find room: without the caps one machine could take every place in a
+/// node's views and cut it off from the rest (an eclipse). A host at its cap is asked nothing, its requests that
+/// are not urgent are refused, and its address that does come in (a join, an urgent request, a spare) takes the
+/// place of one of its own. Loopback addresses are this machine itself (several nodes a person runs on it), not
+/// a stranger's ports, and have no caps.
+///
 /// The shell reports sessions that end and addresses it cannot reach; the instance never waits on the network.
 public struct PartialView: Sendable {
     /// The sizes and rhythms of the views.
@@ -44,6 +52,11 @@ public struct PartialView: Sendable {
         /// Every request opens a session where none is, so a node that cannot fill its view (its spares are
         /// all full) must not keep opening one a second.
         public var refillPause: UInt64 = 1_000
+        /// Neighbour places (neighbours and requests waiting for their answer) one host may hold, whatever ports
+        /// it names.
+        public var neighboursPerHost = 2
+        /// Spares one host may be, likewise: a shuffle carries whatever addresses a neighbour names.
+        public var sparesPerHost = 4
 
         /// The paper's settings for networks up to about 10,000 nodes.
         public init() {}
@@ -144,7 +157,9 @@ public struct PartialView: Sendable {
             guard active.contains(sender) else { return }
             forwardJoin(joiner, timeToLive: min(timeToLive, settings.activeWalkLength), from: sender)
         case .neighbour(let urgent):
-            let accepted = active.contains(sender) || urgent || active.count < settings.activeSize
+            // An urgent request from a host at its cap takes the place of one of that host's own (addToActive).
+            let accepted =
+                active.contains(sender) || urgent || (active.count < settings.activeSize && hasNeighbourRoom(sender))
             if accepted { addToActive(sender) }
             output.append(.send(.neighbourReply(accepted: accepted), to: sender))
         case .neighbourReply(let accepted):
@@ -255,9 +270,7 @@ public struct PartialView: Sendable {
     /// Below its active size, the node asks spares (one request per spare at a time) to be neighbours.
     private mutating func refill() {
         guard nextRefill <= now else { return }
-        while active.count + asked.count < settings.activeSize,
-            let spare = randomElement(of: passive.subtracting(asked.keys))
-        {
+        while active.count + asked.count < settings.activeSize, let spare = randomElement(of: sparesToAsk) {
             // Only one request is urgent (one node is enough to be connected again); each forces a room.
             ask(spare, urgent: active.isEmpty && asked.isEmpty)
         }
@@ -265,14 +278,18 @@ public struct PartialView: Sendable {
 
     private mutating func ask(_ address: PeerAddress, urgent: Bool) {
         // Bounded: walks a neighbour ends at will cannot grow the requests (nor the connections they open).
-        guard asked[address] == nil, asked.count < settings.activeSize else { return }
+        guard asked[address] == nil, asked.count < settings.activeSize, hasNeighbourRoom(address) else { return }
         asked[address] = now + settings.replyDeadline
         output.append(.send(.neighbour(urgent: urgent), to: address))
     }
 
     private mutating func addToActive(_ address: PeerAddress) {
         guard address != ownAddress, !active.contains(address) else { return }
-        if active.count >= settings.activeSize, let dropped = randomElement(of: active) {
+        let sameHost: Set<PeerAddress> = isCapped(address) ? active.filter { $0.host == address.host } : []
+        let hostFull = sameHost.count >= settings.neighboursPerHost
+        if hostFull || active.count >= settings.activeSize,
+            let dropped = randomElement(of: hostFull ? sameHost : active)
+        {
             active.remove(dropped)
             output.append(.send(.disconnect, to: dropped))
             output.append(.drop(dropped))
@@ -286,7 +303,11 @@ public struct PartialView: Sendable {
 
     private mutating func addToPassive(_ address: PeerAddress, evictingFirst preferred: [PeerAddress] = []) {
         guard address != ownAddress, !active.contains(address), !passive.contains(address) else { return }
-        if passive.count >= settings.passiveSize {
+        let sameHost: Set<PeerAddress> = isCapped(address) ? passive.filter { $0.host == address.host } : []
+        if sameHost.count >= settings.sparesPerHost {
+            let evicted = preferred.first(where: sameHost.contains) ?? randomElement(of: sameHost)
+            if let evicted { passive.remove(evicted) }
+        } else if passive.count >= settings.passiveSize {
             let evicted = preferred.first(where: { passive.contains($0) }) ?? randomElement(of: passive)
             if let evicted { passive.remove(evicted) }
         }
@@ -304,11 +325,28 @@ public struct PartialView: Sendable {
     private var nextWake: UInt64 {
         var earliest = nextShuffle ?? UInt64.max
         if let due = asked.values.min() { earliest = min(earliest, due) }
-        if active.count + asked.count < settings.activeSize, !passive.subtracting(asked.keys).isEmpty {
+        if active.count + asked.count < settings.activeSize, !sparesToAsk.isEmpty {
             earliest = min(earliest, max(nextRefill, now))
         }
         return earliest
     }
+
+    /// Spares a refill may ask: not asked yet, of a host with a neighbour place left.
+    private var sparesToAsk: Set<PeerAddress> {
+        passive.filter { asked[$0] == nil && hasNeighbourRoom($0) }
+    }
+
+    /// Whether `address`'s host holds fewer neighbour places (neighbours and requests) than its cap.
+    private func hasNeighbourRoom(_ address: PeerAddress) -> Bool {
+        guard isCapped(address) else { return true }
+        // A request of its own that crosses one to it does not count against it.
+        let places =
+            active.count { $0.host == address.host } + asked.keys.count { $0.host == address.host && $0 != address }
+        return places < settings.neighboursPerHost
+    }
+
+    /// Whether the caps per host apply to `address`: all but loopback, this machine itself.
+    private func isCapped(_ address: PeerAddress) -> Bool { !address.isLoopback }
 
     /// Up to `count` distinct members of `set`, at random (in a repeatable order for a given seed).
     private mutating func sample(from set: Set<PeerAddress>, count: Int) -> [PeerAddress] {

@@ -24,6 +24,9 @@ public struct PeerAddress: Hashable, Comparable, Sendable, CustomStringConvertib
             }
     }
 
+    /// Whether it names this machine: a host in 127.0.0.0/8, or `localhost`.
+    public var isLoopback: Bool { host.hasPrefix("127.") || host == "localhost" }
+
     /// `host:port`.
     public var description: String { "\(host):\(port)" }
 
