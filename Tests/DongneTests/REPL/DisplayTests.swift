@@ -48,6 +48,21 @@ import Testing
         #expect(rows.allSatisfy { DisplayWidth.of($0) < 80 })
     }
 
+    @Test func aLongLineWrapsBetweenWordsAndBreaksOnlyAWordLongerThanARow() {
+        let words = (1...30).map { "낱말\($0)" } + ["떡볶이" + String(repeating: "가", count: 40)]
+        let line = "#ab12 17:03 민지: " + words.joined(separator: " ")
+        let rows = RowWrap.rows(line, columns: 40)
+        #expect(rows.allSatisfy { DisplayWidth.of($0) < 40 })
+        #expect(rows.dropFirst().allSatisfy { $0.hasPrefix(VisibleText.continuationMark) })
+        let texts = rows.map { $0.hasPrefix(VisibleText.continuationMark) ? String($0.dropFirst(VisibleText.continuationMark.count)) : $0 }
+        #expect(texts.allSatisfy { !$0.hasPrefix(" ") && !$0.hasSuffix(" ") })
+        // Every word but the one longer than a row is whole on one row; nothing is lost.
+        let rowWords = texts.flatMap { $0.split(separator: " ").map(String.init) }
+        #expect(Array(rowWords.prefix(33)) == ["#ab12", "17:03", "민지:"] + words.prefix(30))
+        #expect(rowWords.dropFirst(33).joined() == words.last, "\(rows)")
+        #expect(rowWords.count > 34, "the long word took more than one row")
+    }
+
     @Test func colourSequencesTakeNoRoom() {
         let coloured = "\u{1B}[31m" + String(repeating: "가", count: 39) + "\u{1B}[0m"
         #expect(RowWrap.rows(coloured, columns: 80) == [coloured])
