@@ -15,7 +15,9 @@ public import DongneSystem
 /// Any host on the link may announce thousands of services, whose hosts need not resolve. Each lookup holds a
 /// reference to the daemon (in Avahi's compat layer, a thread, a D-Bus connection and their descriptors), so at
 /// most ``maximumLookups`` run at once; the services found meanwhile wait, at most ``maximumWaitingLookups`` of
-/// them, and the rest are dropped (reported once until the waiting room has room again).
+/// them, and are resolved newest first. When more come, the oldest waiting are dropped (reported once until the
+/// waiting room has room again): a flood that filled the room gives way to a service announced after it, as a
+/// node that starts during the flood, whose announcement the daemon reports once only.
 public final class DNSServiceDiscovery: @unchecked Sendable {
     /// What the thread found.
     public enum Report: Sendable, Equatable {
@@ -58,8 +60,8 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
     private var registration: DNSServiceRef?
     private var browser: DNSServiceRef?
     private var lookups: [ObjectIdentifier: Lookup] = [:]
-    /// Services found while ``maximumLookups`` run, oldest first, and whether some were dropped since the
-    /// waiting room last had room.
+    /// Services found while ``maximumLookups`` run, oldest first (resolved from the end), and whether some were
+    /// dropped since the waiting room last had room.
     private var waitingLookups: [Found] = []
     private var dropping = false
     private var retryAt = Date.distantPast
@@ -283,24 +285,24 @@ public final class DNSServiceDiscovery: @unchecked Sendable {
         pending.append(.found(Found(name: name, type: type, domain: domain, interface: interface)))
     }
 
-    /// Resolves `service` now if fewer than ``maximumLookups`` run, else lets it wait (or drops it, when the
-    /// waiting room is full).
+    /// Resolves `service` now if fewer than ``maximumLookups`` run, else lets it wait (dropping the oldest
+    /// waiting when the waiting room is full).
     private func found(_ service: Found) {
         let resolving = lookups.values.contains { $0.instance == service.name && $0.interface == service.interface }
         guard !resolving, !waitingLookups.contains(service) else { return }
         if lookups.count < Self.maximumLookups { return startResolving(service) }
-        guard waitingLookups.count < Self.maximumWaitingLookups else {
+        if waitingLookups.count >= Self.maximumWaitingLookups {
+            waitingLookups.removeFirst()
             if !dropping { onReport(.tooManyToResolve) }
             dropping = true
-            return
         }
         waitingLookups.append(service)
     }
 
-    /// Starts the waiting lookups that now have room.
+    /// Starts the waiting lookups that now have room, newest first.
     private func resolveWaiting() {
-        while lookups.count < Self.maximumLookups, !waitingLookups.isEmpty {
-            startResolving(waitingLookups.removeFirst())
+        while lookups.count < Self.maximumLookups, let service = waitingLookups.popLast() {
+            startResolving(service)
         }
         if waitingLookups.count < Self.maximumWaitingLookups / 2 { dropping = false }
     }
