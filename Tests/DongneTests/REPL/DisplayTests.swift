@@ -63,6 +63,33 @@ import Testing
         #expect(rowWords.count > 34, "the long word took more than one row")
     }
 
+    @Test func noRowIsWiderThanTheTerminalWhereverTheLastSpaceIs() {
+        let mark = VisibleText.continuationMark
+        let lines = [
+            "a " + String(repeating: "b", count: 40),  // the last space near the row's start
+            mark + String(repeating: "가", count: 50),  // a message's later line of one long word
+            mark + "https://example.com/" + String(repeating: "x", count: 60),
+            "   " + String(repeating: "c", count: 45),
+        ]
+        for line in lines {
+            let rows = RowWrap.rows(line, columns: 40)
+            #expect(rows.allSatisfy { DisplayWidth.of($0) < 40 }, "\(rows)")
+            #expect(rows.allSatisfy { $0 != mark && $0 != "    ┆" }, "a row of nothing but the mark: \(rows)")
+            let text = rows.enumerated().map { $0 == 0 ? $1 : String($1.dropFirst(mark.count)) }.joined()
+            #expect(text.filter { $0 != " " } == line.filter { $0 != " " }, "nothing lost: \(rows)")
+        }
+    }
+
+    @Test func spacesAtARowsEndGoAndAWordThatFitsExactlyStays() {
+        let mark = VisibleText.continuationMark
+        let fits = String(repeating: "x", count: 30) + " " + String(repeating: "y", count: 8)  // 39 columns
+        #expect(RowWrap.rows(fits, columns: 40) == [fits])
+        #expect(RowWrap.rows(fits + "    ", columns: 40) == [fits], "spaces past the end make no row")
+        #expect(RowWrap.rows(fits + " z", columns: 40) == [fits, mark + "z"])
+        let spaced = String(repeating: "x", count: 30) + "    " + String(repeating: "y", count: 9)
+        #expect(RowWrap.rows(spaced, columns: 40) == [String(repeating: "x", count: 30), mark + String(repeating: "y", count: 9)])
+    }
+
     @Test func colourSequencesTakeNoRoom() {
         let coloured = "\u{1B}[31m" + String(repeating: "가", count: 39) + "\u{1B}[0m"
         #expect(RowWrap.rows(coloured, columns: 80) == [coloured])

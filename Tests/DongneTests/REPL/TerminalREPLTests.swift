@@ -234,6 +234,23 @@ import DongneTestSupport
         }
     }
 
+    @Test func aLongMessageWrapsBetweenWordsOntoMarkedRows() async throws {
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        try chat.terminal.resize(columns: 50, rows: 20)
+        let words = (1...24).map { "낱말\($0)" } + ["끝"]
+        chat.peer.type(words.joined(separator: " "))
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasSuffix("┆ 끝") || $0.hasSuffix(" 끝") } })
+        let screen = try chat.terminal.screen()
+        let first = try #require(screen.firstIndex { $0.contains("낱말1 ") })
+        // The screen's rows come without their leading spaces.
+        let mark = VisibleText.continuationMark.drop { $0 == " " }
+        let rows = Array(screen[first...].prefix { $0 == screen[first] || $0.hasPrefix(mark) })
+        #expect(rows.count > 1 && rows.allSatisfy { DisplayWidth.of($0) < 50 }, "\(screen)")
+        let shown = rows.flatMap { $0.split(separator: " ").map(String.init) }.filter { $0.hasPrefix("낱말") || $0 == "끝" }
+        #expect(shown == words, "every word whole, on a row of the message: \(rows)")
+    }
+
     @Test func aResizeKeepsTheLineBeingTyped() async throws {
         let chat = try await TerminalChat()
         defer { chat.close() }
