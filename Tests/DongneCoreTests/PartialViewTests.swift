@@ -128,6 +128,34 @@ import Testing
         #expect(Self.sends(view.handle(.discovered(Self.address(7)), now: 30)).map(\.1) == [Self.address(7)])
     }
 
+    @Test func aHostsRequestsCountAmongItsPlacesAndOneIsWithdrawnForItsJoin() {
+        var view = Self.view(withNeighbours: [2], Self.quiet)
+        // Two of its spares are asked (one place each), then it joins on two more ports.
+        for port in [1, 2] { _ = view.handle(.discovered(Self.hostile(port)), now: 0) }
+        #expect(Set(view.asked.keys) == [Self.hostile(1), Self.hostile(2)])
+        var directives: [PartialView.Directive] = []
+        for port in [3, 4] { directives += view.handle(.received(.join, from: Self.hostile(port)), now: 10) }
+        let places = view.active.count { $0.host == "10.0.0.66" } + view.asked.keys.count { $0.host == "10.0.0.66" }
+        #expect(places == 2, "active \(view.active), asked \(view.asked.keys)")
+        #expect(view.active.isSuperset(of: [Self.hostile(3), Self.hostile(4)]) && view.asked.isEmpty)
+        // Each withdrawn request is let go on its session; its late acceptance counts for nothing.
+        for port in [1, 2] {
+            #expect(directives.contains(.send(.disconnect, to: Self.hostile(port))))
+            _ = view.handle(.received(.neighbourReply(accepted: true), from: Self.hostile(port)), now: 20)
+        }
+        #expect(view.active == [Self.address(2), Self.hostile(3), Self.hostile(4)])
+    }
+
+    @Test func capsBelowOneCountAsOne() {
+        var settings = Self.quiet
+        (settings.neighboursPerHost, settings.sparesPerHost) = (0, -1)
+        var view = Self.view(withNeighbours: [2, 3, 4, 5, 6], settings)
+        for port in 1...8 { _ = view.handle(.received(.join, from: Self.hostile(port)), now: 0) }
+        #expect(view.active.count == settings.activeSize && view.active.count { $0.host == "10.0.0.66" } == 1)
+        for port in 9...20 { _ = view.handle(.discovered(Self.hostile(port)), now: 0) }
+        #expect(view.passive.count { $0.host == "10.0.0.66" } == 1)
+    }
+
     @Test func loopbackAddressesAreThisMachineAndHaveNoCaps() {
         var view = Self.view(Self.quiet)
         _ = view.handle(.start(contact: nil), now: 0)
@@ -267,8 +295,8 @@ import Testing
                 }
             }
             #expect(view.active.count <= settings.activeSize && view.passive.count <= settings.passiveSize)
-            #expect(Dictionary(grouping: view.active, by: \.host).values.allSatisfy { $0.count <= settings.neighboursPerHost })
-            #expect(Dictionary(grouping: view.asked.keys, by: \.host).values.allSatisfy { $0.count <= settings.neighboursPerHost })
+            let places = Array(view.active) + Array(view.asked.keys)
+            #expect(Dictionary(grouping: places, by: \.host).values.allSatisfy { $0.count <= settings.neighboursPerHost })
             #expect(Dictionary(grouping: view.passive, by: \.host).values.allSatisfy { $0.count <= settings.sparesPerHost })
             #expect(!view.active.contains(Self.me) && !view.passive.contains(Self.me))
             #expect(view.active.isDisjoint(with: view.passive))

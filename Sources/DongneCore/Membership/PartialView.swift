@@ -23,8 +23,8 @@
 /// lets a join or an urgent request always find room: without the caps one machine could take every place in a
 /// node's views and cut it off from the rest (an eclipse). A host at its cap is asked nothing, its requests that
 /// are not urgent are refused, and its address that does come in (a join, an urgent request, a spare) takes the
-/// place of one of its own. Loopback addresses are this machine itself (several nodes a person runs on it), not
-/// a stranger's ports, and have no caps.
+/// place of one of its own (a request to it first, which is withdrawn). Loopback addresses are this machine
+/// itself (several nodes a person runs on it), not a stranger's ports, and have no caps.
 ///
 /// The shell reports sessions that end and addresses it cannot reach; the instance never waits on the network.
 public struct PartialView: Sendable {
@@ -53,9 +53,9 @@ public struct PartialView: Sendable {
         /// all full) must not keep opening one a second.
         public var refillPause: UInt64 = 1_000
         /// Neighbour places (neighbours and requests waiting for their answer) one host may hold, whatever ports
-        /// it names.
+        /// it names (at least 1: a smaller number counts as 1).
         public var neighboursPerHost = 2
-        /// Spares one host may be, likewise: a shuffle carries whatever addresses a neighbour names.
+        /// Spares one host may be, likewise (at least 1): a shuffle carries whatever addresses a neighbour names.
         public var sparesPerHost = 4
 
         /// The paper's settings for networks up to about 10,000 nodes.
@@ -285,26 +285,42 @@ public struct PartialView: Sendable {
 
     private mutating func addToActive(_ address: PeerAddress) {
         guard address != ownAddress, !active.contains(address) else { return }
-        let sameHost: Set<PeerAddress> = isCapped(address) ? active.filter { $0.host == address.host } : []
-        let hostFull = sameHost.count >= settings.neighboursPerHost
-        if hostFull || active.count >= settings.activeSize,
-            let dropped = randomElement(of: hostFull ? sameHost : active)
-        {
-            active.remove(dropped)
-            output.append(.send(.disconnect, to: dropped))
-            output.append(.drop(dropped))
-            addToPassive(dropped)
-        }
+        while !hasNeighbourRoom(address), freeAPlace(ofHostOf: address) {}
+        if active.count >= settings.activeSize, let dropped = randomElement(of: active) { disconnect(dropped) }
         passive.remove(address)
         asked[address] = nil
         active.insert(address)
         output.append(.keep(address))
     }
 
+    /// Gives up one of the places of `address`'s host (other than `address`'s own request): one of its requests if
+    /// it has one, as nothing rests on it yet, else one of its neighbours. False if the host holds none.
+    private mutating func freeAPlace(ofHostOf address: PeerAddress) -> Bool {
+        if let request = randomElement(of: Set(asked.keys.filter { $0.host == address.host && $0 != address })) {
+            asked[request] = nil
+            // Sent after the request, on its session: a node that accepted it lets this one go again, and its
+            // acceptance, no longer asked for, counts for nothing here.
+            output.append(.send(.disconnect, to: request))
+            output.append(.drop(request))
+            return true
+        }
+        guard let neighbour = randomElement(of: active.filter({ $0.host == address.host })) else { return false }
+        disconnect(neighbour)
+        return true
+    }
+
+    /// Lets `neighbour` go, telling it so, and keeps it as a spare.
+    private mutating func disconnect(_ neighbour: PeerAddress) {
+        active.remove(neighbour)
+        output.append(.send(.disconnect, to: neighbour))
+        output.append(.drop(neighbour))
+        addToPassive(neighbour)
+    }
+
     private mutating func addToPassive(_ address: PeerAddress, evictingFirst preferred: [PeerAddress] = []) {
         guard address != ownAddress, !active.contains(address), !passive.contains(address) else { return }
         let sameHost: Set<PeerAddress> = isCapped(address) ? passive.filter { $0.host == address.host } : []
-        if sameHost.count >= settings.sparesPerHost {
+        if sameHost.count >= max(1, settings.sparesPerHost) {
             let evicted = preferred.first(where: sameHost.contains) ?? randomElement(of: sameHost)
             if let evicted { passive.remove(evicted) }
         } else if passive.count >= settings.passiveSize {
@@ -342,7 +358,7 @@ public struct PartialView: Sendable {
         // A request of its own that crosses one to it does not count against it.
         let places =
             active.count { $0.host == address.host } + asked.keys.count { $0.host == address.host && $0 != address }
-        return places < settings.neighboursPerHost
+        return places < max(1, settings.neighboursPerHost)
     }
 
     /// Whether the caps per host apply to `address`: all but loopback, this machine itself.
