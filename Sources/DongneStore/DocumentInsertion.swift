@@ -39,20 +39,28 @@ extension Connection {
             .integer(Int64(document.created)), ref, .blob(document.bytes)
         ).run()
         guard changes == 1 else { return .duplicate }
-        try deriveState(from: document, at: now, cutoff: cutoff)
+        try deriveState(from: document, stored: lastInsertedRow, at: now, cutoff: cutoff)
         return .stored
     }
 
-    private func deriveState(from document: Document, at now: UInt64, cutoff: UInt64) throws(SQLiteError) {
+    /// `seq` is the document's row in `documents`.
+    private func deriveState(from document: Document, stored seq: Int64, at now: UInt64, cutoff: UInt64)
+        throws(SQLiteError)
+    {
         switch document.body {
         case .message(let message):
-            try recordMessage(document, message, at: now, cutoff: cutoff)
+            try recordMessage(document, message, stored: seq, at: now, cutoff: cutoff)
         case .report(let report):
             try statement("INSERT OR IGNORE INTO reports (message, reporter, channel) VALUES (?, ?, ?)")
                 .bind(.blob(report.message.bytes), .blob(document.author.bytes), .blob(report.channel.bytes)).run()
             try refreshReportCount(of: report.message, cutoff: cutoff)
         case .retract(let retract):
-            try statement("UPDATE message_state SET retracted = 1 WHERE id = ? AND author = ? AND channel = ?")
+            try statement(
+                """
+                UPDATE message_state SET retracted = 1
+                WHERE seq = (SELECT seq FROM documents WHERE id = ?) AND author = ? AND channel = ?
+                """
+            )
                 .bind(.blob(retract.message.bytes), .blob(document.author.bytes), .blob(retract.channel.bytes)).run()
         case .channel(let info):
             try statement(
@@ -92,9 +100,9 @@ extension Connection {
     /// A message's state counts the reports and the author's retracts that arrived before it. A first message
     /// in a channel records when its author began posting there; its author's reports count once that is
     /// before the cutoff (``Store/recountMaturedReports()``).
-    private func recordMessage(_ document: Document, _ message: Message, at now: UInt64, cutoff: UInt64)
-        throws(SQLiteError)
-    {
+    private func recordMessage(
+        _ document: Document, _ message: Message, stored seq: Int64, at now: UInt64, cutoff: UInt64
+    ) throws(SQLiteError) {
         let id = SQLValue.blob(document.id.bytes), author = SQLValue.blob(document.author.bytes)
         let channel = SQLValue.blob(message.channel.bytes)
         // Its reporters are counted as it is inserted: the same count as `refreshCountSQL`'s, for the one row, with
@@ -102,8 +110,8 @@ extension Connection {
         // own message does not).
         try statement(
             """
-            INSERT INTO message_state (id, channel, author, created, type, retracted, reporters)
-            VALUES (?1, ?2, ?3, ?4, ?5,
+            INSERT INTO message_state (id, channel, author, created, type, seq, retracted, reporters)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?8,
                 EXISTS (SELECT 1 FROM documents WHERE ref = ?1 AND kind = ?6 AND author = ?3 AND channel = ?2),
                 (SELECT count(*) FROM reports AS r
                  WHERE r.message = ?1 AND r.channel = ?2 AND r.reporter != ?3
@@ -114,13 +122,13 @@ extension Connection {
         ).bind(
             id, channel, author, .integer(Int64(document.created)),
             .integer(Int64(MessageType(message.content).rawValue)),
-            .integer(Int64(DocumentKind.retract.number)), .integer(Int64(clamping: cutoff))
+            .integer(Int64(DocumentKind.retract.number)), .integer(Int64(clamping: cutoff)), .integer(seq)
         ).run()
         try statement("INSERT OR IGNORE INTO posters (channel, author, since) VALUES (?, ?, ?)")
             .bind(channel, author, .integer(Int64(clamping: now))).run()
         if changes == 1 && now <= cutoff {
             try statement(
-                Self.refreshCountSQL + " WHERE channel = ?2 AND id IN (SELECT message FROM reports WHERE reporter = ?3)"
+                Self.refreshCountSQL + " WHERE channel = ?2 AND seq IN (\(Self.reportedBy("?3")))"
             )
             .bind(.integer(Int64(clamping: cutoff)), channel, author).run()
         }
@@ -140,13 +148,13 @@ extension Connection {
 
     /// Recounts one message's reporters.
     func refreshReportCount(of message: DocumentID, cutoff: UInt64) throws(SQLiteError) {
-        try statement(Self.refreshCountSQL + " WHERE id = ?2")
+        try statement(Self.refreshCountSQL + " WHERE seq = (SELECT seq FROM documents WHERE id = ?2)")
             .bind(.integer(Int64(clamping: cutoff)), .blob(message.bytes)).run()
     }
 
     /// Recounts the reporters of every message `reporter` reported (after a block, an unblock).
     func refreshReportCounts(reportedBy reporter: PublicKey, cutoff: UInt64) throws(SQLiteError) {
-        try statement(Self.refreshCountSQL + " WHERE id IN (SELECT message FROM reports WHERE reporter = ?2)")
+        try statement(Self.refreshCountSQL + " WHERE seq IN (\(Self.reportedBy("?2")))")
             .bind(.integer(Int64(clamping: cutoff)), .blob(reporter.bytes)).run()
     }
 
@@ -155,11 +163,17 @@ extension Connection {
     func recountReports(standingAfter earlier: UInt64, by cutoff: UInt64) throws(SQLiteError) -> Int {
         try statement(
             Self.refreshCountSQL + """
-                 WHERE id IN (SELECT r.message FROM reports AS r JOIN posters AS p
-                     ON p.channel = r.channel AND p.author = r.reporter WHERE p.since > ?2 AND p.since <= ?1)
+                 WHERE seq IN (SELECT d.seq FROM reports AS r JOIN posters AS p
+                     ON p.channel = r.channel AND p.author = r.reporter JOIN documents AS d ON d.id = r.message
+                     WHERE p.since > ?2 AND p.since <= ?1)
                 """
         ).bind(.integer(Int64(clamping: cutoff)), .integer(Int64(clamping: earlier))).run()
         return changes
+    }
+
+    /// The rows in `documents` (and `message_state`) of the messages the reporter in `parameter` reported.
+    private static func reportedBy(_ parameter: String) -> String {
+        "SELECT d.seq FROM reports AS r JOIN documents AS d ON d.id = r.message WHERE r.reporter = \(parameter)"
     }
 
     /// The reporters that count: reporting in the message's own channel, not its author, not blocked here, and

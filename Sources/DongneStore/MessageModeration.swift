@@ -32,7 +32,8 @@ extension Store {
     public func moderation(
         of id: DocumentID, viewer: PublicKey, policy: ModerationPolicy
     ) throws(StoreError) -> MessageModeration? {
-        try moderations(where: "s.id = ?", [.blob(id.bytes)], viewer: viewer, policy: policy).first
+        // By `documents`' index on id: `message_state` has none.
+        try moderations(where: "d.id = ?", [.blob(id.bytes)], viewer: viewer, policy: policy).first
     }
 
     /// The messages of `channel` that `viewer` does not see, newest first, at most `limit`.
@@ -60,7 +61,7 @@ extension Store {
             SELECT d.bytes, s.retracted, s.reporters,
                 EXISTS (SELECT 1 FROM blocks AS b WHERE b.author = s.author),
                 EXISTS (SELECT 1 FROM reports AS r WHERE r.message = s.id AND r.reporter = ? AND r.channel = s.channel)
-            FROM message_state AS s JOIN documents AS d ON d.id = s.id WHERE \(condition)
+            FROM message_state AS s JOIN documents AS d ON d.seq = s.seq WHERE \(condition)
             """
         let rows = try read { connection throws(SQLiteError) in
             let statement = try connection.statement(sql).bind([.blob(viewer.bytes)] + values)

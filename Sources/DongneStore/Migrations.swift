@@ -129,6 +129,29 @@ enum Migrations {
             plain BLOB, unreadable INTEGER NOT NULL DEFAULT 0
         ) WITHOUT ROWID;
         """,
+        """
+        -- Messages' state keyed by their document's local arrival order (`documents.seq`), not by their random
+        -- id: a catch-up's inserts then append to this table instead of landing on a random page of it in every
+        -- transaction (and being written to the log again each time). A message's state is found by id through
+        -- `documents`' index on id.
+        CREATE TABLE message_state_by_seq (
+            seq       INTEGER PRIMARY KEY,
+            id        BLOB NOT NULL,
+            channel   BLOB NOT NULL,
+            author    BLOB NOT NULL,
+            created   INTEGER NOT NULL,
+            type      INTEGER NOT NULL,
+            reporters INTEGER NOT NULL DEFAULT 0,
+            retracted INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO message_state_by_seq (seq, id, channel, author, created, type, reporters, retracted)
+            SELECT d.seq, s.id, s.channel, s.author, s.created, s.type, s.reporters, s.retracted
+            FROM message_state AS s JOIN documents AS d ON d.id = s.id ORDER BY d.seq;
+        DROP TABLE message_state;
+        ALTER TABLE message_state_by_seq RENAME TO message_state;
+        CREATE INDEX message_state_by_channel ON message_state (channel, created, id);
+        CREATE INDEX message_state_by_author ON message_state (channel, author, created, id);
+        """,
     ]
 
     /// A short hash of every migration's text: changes whenever the schema does.

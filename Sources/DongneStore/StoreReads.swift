@@ -105,8 +105,12 @@ extension Store {
     /// The moderation state of a stored message; nil if no such message is stored.
     public func messageState(_ id: DocumentID) throws(StoreError) -> MessageState? {
         try read { connection throws(SQLiteError) -> MessageState? in
-            let statement = try connection.statement("SELECT reporters, retracted FROM message_state WHERE id = ?")
-                .bind(.blob(id.bytes))
+            let statement = try connection.statement(
+                """
+                SELECT s.reporters, s.retracted FROM documents AS d JOIN message_state AS s ON s.seq = d.seq
+                WHERE d.id = ?
+                """
+            ).bind(.blob(id.bytes))
             guard try statement.step() else { return nil }
             return MessageState(reporters: Int(statement.integer(0)), retracted: statement.integer(1) != 0)
         }

@@ -187,9 +187,70 @@ import DongneTestSupport
         sqlite.arguments = [directory.file("store.sqlite"), "PRAGMA user_version = 99"]
         try sqlite.run()
         sqlite.waitUntilExit()
-        #expect(throws: StoreError.newerSchema(found: 99, supported: 7)) {
+        #expect(throws: StoreError.newerSchema(found: 99, supported: Migrations.all.count)) {
             try Store(path: directory.file("store.sqlite"))
         }
+    }
+
+    @Test func aStoreWhoseMessageStateWasKeyedByIdKeepsEveryMessagesStateThroughTheMigration() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("store.sqlite")
+        let messages = try (0..<40).map { try message("message \($0)", by: [Keys.alice, Keys.bob, Keys.carol][$0 % 3]) }
+        let later = try message("reported after the migration", by: Keys.alice)
+        do {
+            let store = try Store(path: path)
+            defer { store.close() }
+            _ = try await store.insert(messages + [later, try message("dave posts", by: Keys.dave)])
+            _ = try await store.insert(try [retract(messages[0], by: Keys.alice), retract(messages[1], by: Keys.alice)])
+            _ = try await store.insert(try [Keys.bob, Keys.carol, Keys.dave].map { try report(messages[3], by: $0) })
+            _ = try await store.insert(try report(later, by: Keys.bob))
+        }
+        let before = try Self.states(of: messages + [later], at: path)
+        #expect(before[0].retracted && before[3].reporters == 3 && before[40].reporters == 1)
+        // The table as the first migrations made it: keyed by the message's id.
+        try Self.sqlite(
+            path,
+            """
+            CREATE TABLE by_id (id BLOB PRIMARY KEY, channel BLOB NOT NULL, author BLOB NOT NULL,
+                created INTEGER NOT NULL, type INTEGER NOT NULL, reporters INTEGER NOT NULL DEFAULT 0,
+                retracted INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+            INSERT INTO by_id SELECT id, channel, author, created, type, reporters, retracted FROM message_state;
+            DROP TABLE message_state;
+            ALTER TABLE by_id RENAME TO message_state;
+            CREATE INDEX message_state_by_channel ON message_state (channel, created, id);
+            CREATE INDEX message_state_by_author ON message_state (channel, author, created, id);
+            PRAGMA user_version = 7;
+            """)
+        #expect(try Self.states(of: messages + [later], at: path) == before)
+        let store = try Store(path: path)
+        defer { store.close() }
+        // Writes find the migrated rows: a report and a retraction after it.
+        _ = try await store.insert(try [report(later, by: Keys.carol), retract(messages[4], by: Keys.carol)])
+        _ = try await store.insert(try retract(messages[6], by: Keys.alice))
+        #expect(try store.messageState(later.id) == MessageState(reporters: 2, retracted: false))
+        #expect(try store.messageState(messages[4].id)?.retracted == false, "only its author retracts it")
+        #expect(try store.messageState(messages[6].id)?.retracted == true)
+        let newcomer = try message("the first after the migration", by: Keys.erin)
+        _ = try await store.insert(newcomer)
+        #expect(try store.messageState(newcomer.id) == MessageState(reporters: 0, retracted: false))
+    }
+
+    /// The state of each message in the store at `path`, opened (and so migrated) for the reading.
+    static func states(of messages: [Document], at path: String) throws -> [MessageState] {
+        let store = try Store(path: path)
+        defer { store.close() }
+        return try messages.map { try #require(try store.messageState($0.id)) }
+    }
+
+    /// Runs `sql` on the database at `path` with the sqlite3 shell.
+    static func sqlite(_ path: String, _ sql: String) throws {
+        let sqlite = SpawnedProcess()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        sqlite.arguments = [path, sql]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        #expect(sqlite.terminationStatus == 0)
     }
 
     @Test func aFileThatIsNotADatabaseGivesATypedError() throws {

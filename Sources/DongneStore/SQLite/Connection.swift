@@ -68,6 +68,9 @@ final class Connection {
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// The rowid of the row the last successful INSERT into a rowid table made.
+    var lastInsertedRow: Int64 { sqlite3_last_insert_rowid(handle) }
+
     fileprivate func error(_ result: Int32, sql: String?) -> SQLiteError {
         SQLiteError(extendedCode: result, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
     }
