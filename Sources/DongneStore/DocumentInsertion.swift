@@ -105,19 +105,14 @@ extension Connection {
     ) throws(SQLiteError) {
         let id = SQLValue.blob(document.id.bytes), author = SQLValue.blob(document.author.bytes)
         let channel = SQLValue.blob(message.channel.bytes)
-        // Its reporters are counted as it is inserted: the same count as `refreshCountSQL`'s, for the one row, with
-        // no second statement (the author's own row in `posters` below never counts: an author's report of its
-        // own message does not).
+        // Its reporters are counted as it is inserted, with no second statement (the author's own row in `posters`
+        // below never counts: an author's report of its own message does not).
         try statement(
             """
             INSERT INTO message_state (id, channel, author, created, type, seq, retracted, reporters)
             VALUES (?1, ?2, ?3, ?4, ?5, ?8,
                 EXISTS (SELECT 1 FROM documents WHERE ref = ?1 AND kind = ?6 AND author = ?3 AND channel = ?2),
-                (SELECT count(*) FROM reports AS r
-                 WHERE r.message = ?1 AND r.channel = ?2 AND r.reporter != ?3
-                   AND NOT EXISTS (SELECT 1 FROM blocks AS b WHERE b.author = r.reporter)
-                   AND EXISTS (SELECT 1 FROM posters AS p
-                       WHERE p.channel = ?2 AND p.author = r.reporter AND p.since <= ?7)))
+                (\(Self.countingReporters(message: "?1", channel: "?2", author: "?3", cutoff: "?7"))))
             """
         ).bind(
             id, channel, author, .integer(Int64(document.created)),
@@ -176,15 +171,24 @@ extension Connection {
         "SELECT d.seq FROM reports AS r JOIN documents AS d ON d.id = r.message WHERE r.reporter = \(parameter)"
     }
 
-    /// The reporters that count: reporting in the message's own channel, not its author, not blocked here, and
-    /// posters in that channel whose first post there was stored by the cutoff (parameter 1).
+    /// Sets the reporters of the rows the caller's WHERE picks, the cutoff being parameter 1.
     static let refreshCountSQL = """
-        UPDATE message_state SET reporters = (
-            SELECT count(*) FROM reports AS r
-            WHERE r.message = message_state.id AND r.channel = message_state.channel
-              AND r.reporter != message_state.author
-              AND NOT EXISTS (SELECT 1 FROM blocks AS b WHERE b.author = r.reporter)
-              AND EXISTS (SELECT 1 FROM posters AS p
-                  WHERE p.channel = message_state.channel AND p.author = r.reporter AND p.since <= ?1))
+        UPDATE message_state SET reporters = (\(
+            countingReporters(
+                message: "message_state.id", channel: "message_state.channel", author: "message_state.author",
+                cutoff: "?1")))
         """
+
+    /// A query of how many reporters of `message` (by the author `author`, in `channel`) count, each argument an
+    /// SQL expression: reporting in the message's own channel, not its author, not blocked here, and posters in
+    /// that channel whose first post there was stored by `cutoff`.
+    private static func countingReporters(message: String, channel: String, author: String, cutoff: String) -> String {
+        """
+        SELECT count(*) FROM reports AS r
+        WHERE r.message = \(message) AND r.channel = \(channel) AND r.reporter != \(author)
+          AND NOT EXISTS (SELECT 1 FROM blocks AS b WHERE b.author = r.reporter)
+          AND EXISTS (SELECT 1 FROM posters AS p
+              WHERE p.channel = \(channel) AND p.author = r.reporter AND p.since <= \(cutoff))
+        """
+    }
 }
