@@ -182,11 +182,7 @@ import DongneTestSupport
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         _ = try Store(path: directory.file("store.sqlite"))
-        let sqlite = SpawnedProcess()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        sqlite.arguments = [directory.file("store.sqlite"), "PRAGMA user_version = 99"]
-        try sqlite.run()
-        sqlite.waitUntilExit()
+        try Self.sqlite(directory.file("store.sqlite"), "PRAGMA user_version = 99")
         #expect(throws: StoreError.newerSchema(found: 99, supported: Migrations.all.count)) {
             try Store(path: directory.file("store.sqlite"))
         }
