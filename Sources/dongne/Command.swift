@@ -232,7 +232,7 @@ enum Command: Equatable {
           /receipts on|off       tell senders when you read their messages (on), or never (off)
           /help                  this list
           /quit                  leave (also Ctrl-D on an empty line)
-        Keys: Tab completes commands, names and channels; Up and Down go through what you typed; Ctrl-C
+        Keys: Tab completes commands, names and channels; Up and Down go through what you typed; Ctrl-C \
         clears the line; a pasted text of several lines is sent as one message when you press Enter.
         """
 }
