@@ -145,6 +145,7 @@ extension Store {
         let changed = Locked(false)
         // Deferrable: what it keeps was shown from memory as it arrived, so it may share the next commit.
         try await writeSQL(deferrable: true) { connection throws(SQLiteError) in
+            changed.set(false)  // a write's work may run twice (see `GroupCommitWriter`): this run's finding counts
             for message in mail.messages {
                 let read = readBefore[message.id].map { SQLValue.integer(Int64($0)) } ?? .null
                 try connection.statement(

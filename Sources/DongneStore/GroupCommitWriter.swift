@@ -6,8 +6,13 @@ import DongneSystem
 /// Writes queue up while the previous transaction commits; the writer then takes everything queued (at most
 /// ``maximumBatch`` writes) into one transaction and one fsync. A write therefore waits for at most the commit in
 /// progress and its own (a deferrable one also for its hold, below), and the fsync cost is shared by every write
-/// in the batch. Each write runs inside its own
-/// savepoint, so a write that fails rolls back alone while the rest of the batch commits. Once COMMIT returned
+/// in the batch. The writes of a batch run one after the other in its transaction, with no savepoint between
+/// them: SQLite copies every page a savepoint changes to a statement journal (a temporary file once past
+/// 64 KiB), and a catch-up's writes, each landing on most leaves of the id index, made that 40 times the bytes
+/// of the documents. Should a write fail, the transaction is rolled back and the batch runs again, each write in
+/// its own savepoint, so that the failed write rolls back alone while the rest of the batch commits. A write's
+/// work may therefore run twice: it sets (never adds to) what it reports, and what it changes outside the
+/// database must bear being done again (the store's in-memory filters and block list do). Once COMMIT returned
 /// (with `synchronous=NORMAL`: visible to readers, safe from a crash of the process) each write's `visible`
 /// callback runs; the completions run once ``WriteAheadLogSync`` has synced the log: the write is on disk. The
 /// writer does not wait for that fsync: it goes on with the next transaction.
@@ -232,22 +237,21 @@ final class GroupCommitWriter: @unchecked Sendable {
 
     private func commit(_ batch: [Write]) {
         guard let connection else { return }
-        var results: [Result<Void, StoreError>] = []
-        results.reserveCapacity(batch.count)
-        do {
-            try connection.statement("BEGIN IMMEDIATE").run()
-            for write in batch {
-                let result = runInSavepoint(write, on: connection)
-                // Some errors make SQLite roll the whole transaction back: the batch cannot commit any more.
-                if case .failure(let error) = result, !connection.isInTransaction {
-                    connection.resetStatements()
-                    for write in batch { write.completion(.failure(error)) }
-                    return
-                }
-                results.append(result)
+        let results: [Result<Void, StoreError>]
+        do throws(SQLiteError) {
+            // Savepoints only when a write failed: SQLite copies every page a savepoint changes to its journal.
+            let outcome: BatchOutcome
+            if let together = try runTogether(batch, on: connection) {
+                outcome = together
+            } else {
+                outcome = try runApart(batch, on: connection)
             }
-            connection.resetStatements()
-            try connection.statement("COMMIT").run()
+            switch outcome {
+            case .committed(let outcomes): results = outcomes
+            case .rolledBack(let error):
+                for write in batch { write.completion(.failure(error)) }
+                return
+            }
         } catch {
             connection.resetStatements()
             if connection.isInTransaction { try? connection.execute("ROLLBACK") }
@@ -268,6 +272,54 @@ final class GroupCommitWriter: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// How a batch's transaction ended.
+    private enum BatchOutcome {
+        /// Committed, with each write's result (a write that failed was rolled back alone).
+        case committed([Result<Void, StoreError>])
+        /// SQLite rolled the whole transaction back (a full disk, say): every write failed with this.
+        case rolledBack(StoreError)
+    }
+
+    /// Runs every write of the batch in one transaction, with no savepoints, and commits: every write succeeded.
+    /// Nil when a write failed: then nothing of the batch is kept (the transaction was rolled back), for
+    /// ``runApart(_:on:)`` to run it again. Throws what BEGIN or COMMIT threw.
+    private func runTogether(_ batch: [Write], on connection: Connection) throws(SQLiteError) -> BatchOutcome? {
+        try connection.statement("BEGIN IMMEDIATE").run()
+        for write in batch {
+            do {
+                try write.work(connection)
+            } catch {
+                connection.resetStatements()
+                if connection.isInTransaction { try connection.execute("ROLLBACK") }
+                return nil
+            }
+        }
+        connection.resetStatements()
+        try connection.statement("COMMIT").run()
+        return .committed(batch.map { _ in .success(()) })
+    }
+
+    /// Runs the batch in one transaction, each write in its own savepoint, and commits what succeeded: a write
+    /// that fails rolls back alone. Throws what BEGIN or COMMIT threw; returns the batch's failure for every
+    /// write when SQLite rolled the whole transaction back.
+    private func runApart(_ batch: [Write], on connection: Connection) throws(SQLiteError) -> BatchOutcome {
+        try connection.statement("BEGIN IMMEDIATE").run()
+        var results: [Result<Void, StoreError>] = []
+        results.reserveCapacity(batch.count)
+        for write in batch {
+            let result = runInSavepoint(write, on: connection)
+            // Some errors make SQLite roll the whole transaction back: the batch cannot commit any more.
+            if case .failure(let error) = result, !connection.isInTransaction {
+                connection.resetStatements()
+                return .rolledBack(error)
+            }
+            results.append(result)
+        }
+        connection.resetStatements()
+        try connection.statement("COMMIT").run()
+        return .committed(results)
     }
 
     private func runInSavepoint(_ write: Write, on connection: Connection) -> Result<Void, StoreError> {
