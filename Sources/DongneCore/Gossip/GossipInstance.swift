@@ -129,7 +129,8 @@ public struct GossipInstance: Sendable {
     private struct Incoming: Sendable {
         let peer: PeerID
         let sequence: UInt64
-        var waitingFor: Set<DocumentID>
+        /// Its documents not yet settled (each counted once; ``waitingBatches`` says which they are).
+        var unsettled: Int
     }
 
     /// The settings in force.
@@ -138,7 +139,13 @@ public struct GossipInstance: Sendable {
     var peers: [PeerID: Outgoing] = [:]
     private var known: Set<DocumentID> = []
     private var admitting: [DocumentID: Admission] = [:]
-    private var incoming: [Incoming] = []
+    /// Received batches waiting to be acknowledged, by the order they came in.
+    private var incoming: [UInt64: Incoming] = [:]
+    private var nextIncoming: UInt64 = 0
+    /// For each document a received batch waits for, those batches (keys of ``incoming``, oldest first; a batch
+    /// gone since, because its peer left or a store failed, is passed over). Settling a document then costs a
+    /// look-up, not a pass over every batch in flight.
+    private var waitingBatches: [DocumentID: [UInt64]] = [:]
     var now: UInt64 = 0
     var nextFlush: UInt64?
     var lastFlush: UInt64?
@@ -197,7 +204,7 @@ public struct GossipInstance: Sendable {
             return []
         case .disconnected(let peer):
             peers[peer] = nil
-            incoming.removeAll { $0.peer == peer }
+            incoming = incoming.filter { $0.value.peer != peer }
             return []
         case .published(let id, let channel, let bytes):
             guard known.insert(id).inserted else { return [] }
@@ -213,7 +220,7 @@ public struct GossipInstance: Sendable {
         case .refused(let id): return refused(id)
         case .storeFailed(let id):
             admitting[id] = nil
-            incoming.removeAll { $0.waitingFor.contains(id) }
+            for key in waitingBatches.removeValue(forKey: id) ?? [] { incoming[key] = nil }
             return []
         case .tick(let time):
             now = max(now, time)
@@ -308,7 +315,10 @@ public struct GossipInstance: Sendable {
             peers[peer]?.owedAcknowledgements.append(sequence)
             return directives + scheduleFlush()
         }
-        incoming.append(Incoming(peer: peer, sequence: sequence, waitingFor: waitingFor))
+        let key = nextIncoming
+        nextIncoming += 1
+        incoming[key] = Incoming(peer: peer, sequence: sequence, unsettled: waitingFor.count)
+        for id in waitingFor { waitingBatches[id, default: []].append(key) }
         return directives
     }
 
@@ -335,11 +345,14 @@ public struct GossipInstance: Sendable {
     /// Marks `id` done in every batch waiting for it; batches with nothing left are acknowledged.
     private mutating func settle(_ id: DocumentID) -> [Directive] {
         var finished: [(PeerID, UInt64)] = []
-        for index in incoming.indices.reversed() {
-            incoming[index].waitingFor.remove(id)
-            if incoming[index].waitingFor.isEmpty {
-                finished.append((incoming[index].peer, incoming[index].sequence))
-                incoming.remove(at: index)
+        for key in (waitingBatches.removeValue(forKey: id) ?? []).reversed() {
+            guard var batch = incoming[key] else { continue }
+            batch.unsettled -= 1
+            if batch.unsettled == 0 {
+                finished.append((batch.peer, batch.sequence))
+                incoming[key] = nil
+            } else {
+                incoming[key] = batch
             }
         }
         for (peer, sequence) in finished { peers[peer]?.owedAcknowledgements.append(sequence) }
