@@ -1,3 +1,4 @@
+import DongneSystem
 import Foundation
 
 /// The SQLite file that holds blobs (photos: manifests and 48 KiB chunks), beside the store's own file, with a
@@ -52,7 +53,7 @@ final class BlobDatabase: Sendable {
             try readConnection.execute("PRAGMA query_only = 1; PRAGMA cache_size = -1024")
             writer = try GroupCommitWriter(
                 connection: writeConnection, path: path, deferredCommitDelay: .zero, threadName: "dongne-blobs",
-                syncThreadName: "dongne-blobsync")
+                share: .small, syncThreadName: "dongne-blobsync")
             reader = ReadConnection(readConnection)
         } catch let error as SQLiteError {
             throw .sqlite(error)

@@ -88,14 +88,16 @@ final class GroupCommitWriter: @unchecked Sendable {
     private let logSync: WriteAheadLogSync
 
     private let threadName: String
+    private let share: BackgroundShare
 
-    /// A writer of `connection` (the database at `path`) on a thread named `threadName`, its log synced on one
-    /// named `syncThreadName`.
+    /// A writer of `connection` (the database at `path`) on a thread named `threadName`, which takes `share` of
+    /// the processor (see `prepareBackgroundThread(named:share:)`), its log synced on one named `syncThreadName`.
     init(
         connection: Connection, path: String, deferredCommitDelay: Duration, threadName: String = "dongne-writer",
-        syncThreadName: String = "dongne-walsync"
+        share: BackgroundShare = .fair, syncThreadName: String = "dongne-walsync"
     ) throws(StoreError) {
         self.threadName = threadName
+        self.share = share
         guard let wakeup = ThreadWakeup() else {
             let error = SystemError.last(function: "eventfd")
             throw .file(path: path, reason: "no file descriptors left for the writer (\(error.explanation))")
@@ -167,7 +169,7 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private func run() {
-        prepareBackgroundThread(named: threadName)
+        prepareBackgroundThread(named: threadName, share: share)
         while let batch = nextBatch() { commit(batch) }
         logSync.stop()
         connection = nil  // closes the database connection, on the thread that used it

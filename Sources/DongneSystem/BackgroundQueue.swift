@@ -1,7 +1,7 @@
 import CSystem
 import Foundation  // Thread and NSCondition
 
-/// A thread at the store threads' background priority (see ``prepareBackgroundThread(named:)``) that runs the
+/// A thread at the store threads' background priority (see ``prepareBackgroundThread(named:share:)``) that runs the
 /// closures handed to it, in order: work that nothing on a message's way to listeners waits for, such as the
 /// signature checks of messages shown already (a node's network sees them authenticated by their sessions).
 ///

@@ -1,0 +1,57 @@
+import DongneStore
+import Foundation
+import Testing
+
+/// The store's threads ask the kernel for the priorities `prepareBackgroundThread(named:share:)` documents (and
+/// the README explains to people who run nodes), read back from `/proc` as `top` and `ps` would show them.
+@Suite struct ThreadPriorityTests {
+    /// A thread of this process: its name, nice value and scheduler slice (nil where the kernel does not say).
+    struct TaskInfo {
+        let name: String
+        let nice: Int
+        let slice: Int?
+    }
+
+    static func threads() -> [TaskInfo] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { task in
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")"), let open = stat.firstIndex(of: "(")
+            else { return nil }
+            // After the name: state is field 3, nice field 19 (proc(5)).
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 16, let nice = Int(fields[16]) else { return nil }
+            let sched = (try? String(contentsOfFile: "/proc/self/task/\(task)/sched", encoding: .utf8)) ?? ""
+            let slice = sched.split(separator: "\n").first { $0.hasPrefix("se.slice") }
+                .flatMap { Int($0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") }
+            return TaskInfo(name: String(stat[stat.index(after: open)..<close]), nice: nice, slice: slice)
+        }
+    }
+
+    /// Waits (up to 30 s) until threads bearing each of `names` run: a thread is named once its priority is set.
+    static func waitForThreads(_ names: Set<String>) async throws -> [TaskInfo] {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            let found = threads().filter { names.contains($0.name) }
+            if Set(found.map(\.name)) == names || ContinuousClock.now > deadline { return found }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    @Test func theWriterKeepsANormalShareAndTheOtherStoreThreadsATenth() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        defer { store.close() }
+        let names: Set<String> = ["dongne-writer", "dongne-walsync", "dongne-blobs", "dongne-blobsync"]
+        let found = try await Self.waitForThreads(names)
+        #expect(Set(found.map(\.name)) == names)
+        for thread in found {
+            // Other tests' stores have threads of the same names: every one of them must agree.
+            #expect(thread.nice == (thread.name == "dongne-writer" ? 0 : 10), "\(thread.name)")
+            if let slice = thread.slice {
+                #expect(slice == 20_000_000, "\(thread.name): a waking network thread takes over at once")
+            }
+        }
+    }
+}
