@@ -10,6 +10,9 @@ import Foundation
 ///   (target ≤ 1.0: the checks must spread over the cores); then again while another process keeps one core
 ///   busy, with the batches the source sent again (a resend under load is spurious: the joiner was only slow);
 /// - two stores holding the same 100,000 documents reconcile in one round trip and ≤ 1 KiB.
+///
+/// `dongne-bench sync trace` fetches once with the joiner's stages traced instead, and prints where the fetch
+/// waited (``FetchPipeline``): tracing costs a little time, so the figures above are measured without it.
 enum SyncBenchmark {
     /// What one late joiner's fetch measured.
     struct Fetch {
@@ -19,6 +22,23 @@ enum SyncBenchmark {
         let resends: (batches: Int, documents: Int)
         /// The joiner's reconciliation items once it caught up (to reconcile with the source's, in sync).
         let items: [NegentropyItem]
+        /// The joiner's stages, when traced.
+        let pipeline: FetchPipeline?
+    }
+
+    /// One calm fetch with the joiner's stages traced; where it waited.
+    static func runTraced() async throws -> Bool {
+        let fixture = ThreadFixture.catchUp
+        try fixture.ensure()
+        let source = try await Node.start(
+            Configuration.bench(dataDirectory: fixture.directory, displayName: "source", listenPort: 0))
+        let channel = try await source.join(fixture.channels[0].name)
+        let count = try source.store.documentCount(in: channel.id)
+        let fetched = try await fetch(fixture.channels[0].name, count: count, from: source, traced: true)
+        Measure.report("time to fetch, check and store them (traced)", String(format: "%.2f s", fetched.seconds))
+        fetched.pipeline?.report()
+        await source.stop()
+        return true
     }
 
     static func run() async throws -> Bool {
@@ -64,14 +84,20 @@ enum SyncBenchmark {
     }
 
     /// A fresh joiner fetches the channel's `count` documents from `source`; what it took.
-    private static func fetch(_ channelName: String, count: Int, from source: Node) async throws -> Fetch {
+    private static func fetch(
+        _ channelName: String, count: Int, from source: Node, traced: Bool = false
+    ) async throws -> Fetch {
         let directory = NSTemporaryDirectory() + "dongne-bench-sync-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let joiner = try await Node.start(
-            Configuration.bench(dataDirectory: directory, displayName: "joiner", listenPort: nil, peers: []))
+        var configuration = Configuration.bench(
+            dataDirectory: directory, displayName: "joiner", listenPort: nil, peers: [])
+        let trace = traced ? DeliveryTrace() : nil
+        configuration.deliveryTrace = trace
+        let joiner = try await Node.start(configuration)
         let joinerChannel = try await joiner.join(channelName)
         let resentBefore = await source.gossipResends()
         let start = ContinuousClock.now
+        let began = DeliveryTrace.now()
         try await joiner.connect(to: "127.0.0.1:\(source.listeningAddress!.split(separator: ":").last!)")
         while try joiner.store.documentCount(in: joinerChannel.id) < count {
             guard ContinuousClock.now - start < .seconds(600) else {
@@ -85,10 +111,11 @@ enum SyncBenchmark {
         let transactions = joiner.store.statistics.transactions
         let items = try joiner.store.reconciliationItems(in: joinerChannel.id)
         await joiner.stop()
+        let pipeline = trace.map { FetchPipeline($0, ids: items.compactMap { DocumentID($0.id) }, began: began) }
         return Fetch(
             seconds: seconds, wireBytes: traffic.sent + traffic.received, transactions: transactions,
             resends: (resentAfter.batches - resentBefore.batches, resentAfter.documents - resentBefore.documents),
-            items: items)
+            items: items, pipeline: pipeline)
     }
 
     private static func report(_ fetch: Fetch, verifySeconds: Double) {

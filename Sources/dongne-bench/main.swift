@@ -6,7 +6,7 @@ import Foundation
 //   swift run -c release dongne-bench ingest
 //   swift run -c release dongne-bench listeners
 //   swift run -c release dongne-bench simulate
-//   swift run -c release dongne-bench sync
+//   swift run -c release dongne-bench sync          (sync trace: one fetch, traced: where it waited)
 //   swift run -c release dongne-bench delivery
 //   swift run -c release dongne-bench direct
 //   swift run -c release dongne-bench regions
@@ -27,7 +27,7 @@ case "simulate":
     let met = GossipSimulationBenchmark.run()
     exit(met ? 0 : 1)
 case "sync":
-    let met = try await SyncBenchmark.run()
+    let met = try await CommandLine.arguments.dropFirst(2).first == "trace" ? SyncBenchmark.runTraced() : SyncBenchmark.run()
     exit(met ? 0 : 1)
 case "delivery":
     let met = try await DeliveryBenchmark.run()
