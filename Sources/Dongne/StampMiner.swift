@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// The counters are searched in rounds of `lanes` × 16,384, each lane taking every `lanes`-th counter of a round. A
 /// lane that finds one stops, and the others stop once past that round: the smallest counter any of them found is
-/// then the first of all, whichever lane was quickest. Each thread runs at the background priority of the store's
-/// threads and ends when the search does, or when ``cancel()`` is called.
+/// then the first of all, whichever lane was quickest. Each thread runs at background priority (a tenth of the
+/// network thread's share, `prepareBackgroundThread`) and ends when the search does, or when ``cancel()`` is
+/// called.
 final class StampMiner: Sendable {
     private let stopped = Mutex(false)
 

@@ -278,15 +278,18 @@ final class GroupCommitWriter: @unchecked Sendable {
 
     /// How a batch's transaction ended.
     private enum BatchOutcome {
-        /// Committed, with each write's result (a write that failed was rolled back alone).
+        /// Committed (nothing to commit when its only write failed), with each write's result: a write that
+        /// failed was rolled back alone.
         case committed([Result<Void, StoreError>])
         /// SQLite rolled the whole transaction back (a full disk, say): every write failed with this.
         case rolledBack(StoreError)
     }
 
     /// Runs every write of the batch in one transaction, with no savepoints, and commits: every write succeeded.
-    /// Nil when a write failed: then nothing of the batch is kept (the transaction was rolled back), for
-    /// ``runApart(_:on:)`` to run it again. Throws what BEGIN or COMMIT threw.
+    /// When a write fails, nothing of the batch is kept (the transaction is rolled back): the batch is decided
+    /// here when that needs no second run (a batch of that write alone fails with its error; a transaction SQLite
+    /// rolled back by itself, after a full disk say, fails every write, as it would again), else nil, for
+    /// ``runApart(_:on:)`` to run it again. Throws what BEGIN, COMMIT or ROLLBACK threw.
     private func runTogether(_ batch: [Write], on connection: Connection) throws(SQLiteError) -> BatchOutcome? {
         try connection.statement("BEGIN IMMEDIATE").run()
         for write in batch {
@@ -294,8 +297,9 @@ final class GroupCommitWriter: @unchecked Sendable {
                 try write.work(connection)
             } catch {
                 connection.resetStatements()
-                if connection.isInTransaction { try connection.execute("ROLLBACK") }
-                return nil
+                guard connection.isInTransaction else { return .rolledBack(error) }
+                try connection.execute("ROLLBACK")
+                return batch.count == 1 ? .committed([.failure(error)]) : nil
             }
         }
         connection.resetStatements()

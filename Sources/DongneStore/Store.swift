@@ -105,7 +105,7 @@ public final class Store: Sendable {
         } catch {
             preconditionFailure("opening the store throws only SQLiteError and StoreError, not \(error)")
         }
-        // At idle priority, so that nothing else on the machine waits for it either.
+        // At background priority (`prepareBackgroundThread`), so that nothing else on the machine waits for it.
         let (known, path) = (known, path)
         let loader = Thread {
             prepareBackgroundThread(named: "dongne-load")

@@ -39,6 +39,7 @@ import Testing
             }
         }
 
+        /// Lets the writer go on (once is enough; more do no harm).
         func release() { held.signal() }
     }
 
@@ -70,6 +71,7 @@ import Testing
 
         let held = HeldWrite()
         held.submit(to: store)
+        defer { held.release() }  // should the test stop early: the store's close waits for the writer
         let writer = await held.waitUntilHeld()
         let before = try Self.bytesWritten(byThread: writer)
         let outcomes = try await withThrowingTaskGroup(of: [InsertOutcome].self) { group in
@@ -99,6 +101,7 @@ import Testing
 
         let held = HeldWrite()
         held.submit(to: store)
+        defer { held.release() }  // should the test stop early: the store's close waits for the writer
         _ = await held.waitUntilHeld()
         async let first = store.insert(before)
         while store.queuedWrites < 1 { await Task.yield() }
