@@ -1,9 +1,10 @@
 import CSystem
 import Foundation  // Thread and NSCondition
 
-/// A thread at the store threads' background priority (see ``prepareBackgroundThread(named:share:)``) that runs the
-/// closures handed to it, in order: work that nothing on a message's way to listeners waits for, such as the
-/// signature checks of messages shown already (a node's network sees them authenticated by their sessions).
+/// A thread at background priority (a tenth of the network thread's share, see
+/// ``prepareBackgroundThread(named:share:)``) that runs the closures handed to it, in order: work that nothing on
+/// a message's way to listeners waits for, such as the signature checks of messages shown already (a node's
+/// network sees them authenticated by their sessions).
 ///
 /// The thread ends once the queue is released, after the closures already queued.
 package final class BackgroundQueue: Sendable {

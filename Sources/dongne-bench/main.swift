@@ -27,7 +27,8 @@ case "simulate":
     let met = GossipSimulationBenchmark.run()
     exit(met ? 0 : 1)
 case "sync":
-    let met = try await CommandLine.arguments.dropFirst(2).first == "trace" ? SyncBenchmark.runTraced() : SyncBenchmark.run()
+    let traced = CommandLine.arguments.dropFirst(2).first == "trace"
+    let met = try await traced ? SyncBenchmark.runTraced() : SyncBenchmark.run()
     exit(met ? 0 : 1)
 case "delivery":
     let met = try await DeliveryBenchmark.run()
