@@ -311,6 +311,14 @@ actor ListenerHub {
         if channels.contains(DirectSpace.id) { showArrivingDirect() }
     }
 
+    /// Whether ``showArriving(channels:)`` could show anyone anything: a query of one of `channels` is observed,
+    /// a listener waits to be registered, or they hold direct messages. When not, a thread that would wake the
+    /// loop only for it need not (every listener registered later computes its first snapshot with the arrivals).
+    func hasListeners(in channels: Set<ChannelID>) -> Bool {
+        !pending.isEmpty || channels.contains(DirectSpace.id)
+            || messageObservers.keys.contains { channels.contains($0.channel) }
+    }
+
     /// ``showArrivingDirect()`` for a message the user is sending.
     func showArrivingDirectNow() {
         admitPending()
@@ -443,6 +451,8 @@ final class PendingQueue<Element: Sendable>: Sendable {
     private let elements = Mutex<[Element]>([])
 
     func append(_ element: Element) { elements.withLock { $0.append(element) } }
+
+    var isEmpty: Bool { elements.withLock { $0.isEmpty } }
 
     func drain() -> [Element] {
         elements.withLock { elements in

@@ -184,16 +184,17 @@ actor PeerNetwork {
     /// A document this node wrote (queued for the store) goes out to peers, then the messages held for it are
     /// shown to local listeners in `showing`. The sending may run on the writing thread (see
     /// `EventLoop.runIfFree(_:)`); the showing runs on the loop's own thread, where every listener callback
-    /// runs (sentence 10 of the listener contract), before anything the hub is asked later.
+    /// runs (sentence 10 of the listener contract), before anything the hub is asked later; when no listener
+    /// could see them, the loop is not woken for it.
     func published(_ document: Document, showing: Set<ChannelID> = []) {
         recentlyPublished.add(document)
         trace?.reached(.published, [document.id])
         handle(.published(GossipDocument(id: document.id, bytes: document.bytes), channel: document.channel))
         trace?.reached(.sent, [document.id])  // the core's datagrams went out within `handle`
         if case .profile = document.body { handle(.ownProfile(GossipDocument(id: document.id, bytes: document.bytes))) }
-        guard !showing.isEmpty else { return }
+        guard !showing.isEmpty, let owner, owner.hub.assumeIsolated({ $0.hasListeners(in: showing) }) else { return }
         if loop.isOwnThread {
-            owner?.showNow(showing)
+            owner.showNow(showing)
         } else {
             loop.execute { [weak owner] in owner?.showNow(showing) }
         }
