@@ -53,6 +53,8 @@ actor PeerNetwork {
     private var checkedArrivals: [CheckedArrival] = []
     /// Channels whose listeners are to see messages shown before their checks, with the checked arrivals.
     private var shownFirst: Set<ChannelID> = []
+    /// Messages shown before their checks whose checks wait for ``shownFirstCheckDelay``, in arrival order.
+    private var waitingChecks: [WaitingCheck] = []
     /// A refresh of listeners for photos' progress is scheduled.
     private var photoRefreshDue = false
     private let notices: AsyncStream<PeerEvent>.Continuation
@@ -601,8 +603,9 @@ actor PeerNetwork {
 
     /// Shows the new messages among documents that came straight from their authors at once, and has their
     /// signatures checked on the node's background queue, off the way of the messages still on their way to
-    /// other processes. When all held and no peer is to get them, the checking thread stores them itself; else
-    /// the loop hears the checks (``checkedInBackground(_:from:_:shownEarly:)``).
+    /// other processes: ``shownFirstCheckDelay`` later, unless a peer waits for them (`forwarding`). When all
+    /// held and no peer is to get them, the checking thread stores them itself; else the loop hears the checks
+    /// (``checkedInBackground(_:from:_:shownEarly:)``).
     private func showFirst(_ documents: [UnverifiedDocument], from: PeerID, forwarding: Bool, owner: Node) {
         // Only what is certainly new shows before its check; anything the store may hold shows, if new, once
         // checked.
@@ -613,6 +616,38 @@ actor PeerNetwork {
             !owner.store.mayHold($0.id) && $0.created <= latest && owner.store.mayAdmitByStampAndQuota($0)
         }
         shownFirst.formUnion(owner.source.arriving.add(authenticated: early))
+        guard !forwarding else { return checkShownFirst(documents, from: from, forwarding: true, early: early) }
+        waitingChecks.append((documents, from, early))
+        guard waitingChecks.count == 1 else { return }  // the timer set for the first takes these too
+        loop.schedule(at: .now + Self.shownFirstCheckDelay) { [weak self] in
+            self?.assumeIsolated { $0.startWaitingChecks() }
+        }
+    }
+
+    /// How long the checks of messages shown before them wait, when no peer waits for them. A live message
+    /// reaches every host of a LAN in a fraction of a millisecond, and its checks are work nothing waits for
+    /// meanwhile: started at once, they would take a core from whatever else is delivering it (the other nodes
+    /// of a machine that runs several, as a test LAN does, or the app reacting to the message), and the
+    /// scheduler moves a waiting thread to a core only once that core has nothing else to run. The store commits a live message a few milliseconds after its checks
+    /// (see `Store.insert(_:deferrable:whenVisible:)`), so it lands, and is acknowledged, this much later.
+    static let shownFirstCheckDelay: Duration = .milliseconds(1)
+
+    private typealias WaitingCheck = (documents: [UnverifiedDocument], from: PeerID, early: [UnverifiedDocument])
+
+    /// Hands the checks that waited for ``shownFirstCheckDelay`` to the background queue, in arrival order.
+    private func startWaitingChecks() {
+        let waiting = waitingChecks
+        waitingChecks = []
+        for (documents, from, early) in waiting {
+            checkShownFirst(documents, from: from, forwarding: false, early: early)
+        }
+    }
+
+    /// Checks documents shown first (`early`: those shown) on the node's background queue.
+    private func checkShownFirst(
+        _ documents: [UnverifiedDocument], from: PeerID, forwarding: Bool, early: [UnverifiedDocument]
+    ) {
+        guard let owner else { return handle(.settled(documents.map { .init($0.id, from: from, .storeFailed) })) }
         owner.checkInBackground(documents) { [weak self, weak owner, loop, trace] checked in
             trace?.reached(.checked, documents.map(\.id))
             if let owner, let checked, !forwarding, checked.admitted.newDocumentCount == documents.count,

@@ -1,4 +1,4 @@
-import Dongne
+@testable import Dongne
 import DongneCore
 import Foundation
 import Testing
@@ -29,6 +29,10 @@ import Testing
             .compactMap { $0 }
         #expect(way.count == 6 && way == way.sorted(), "\(way)")
         #expect(try #require(written[.published]) <= #require(written[.sent]))
+        // The reader's only peer wrote it, so no peer waits for its checks: they wait out the delivery first.
+        let waited = try #require(read[.checked]) - #require(read[.routed])
+        let delay = Int64(PeerNetwork.shownFirstCheckDelay.components.attoseconds / 1_000_000_000)
+        #expect(waited >= delay, "checked \(waited) ns after it was routed")
     }
 
     @Test func aTraceKeepsAtMostItsCapacity() {
