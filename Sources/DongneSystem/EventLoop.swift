@@ -4,7 +4,8 @@ import Glibc
 import Synchronization
 
 /// One thread that runs, one at a time and in order: the jobs of the actors that take it as their executor,
-/// closures handed to ``execute(_:)``, timers (``schedule(at:_:)``, on one timerfd), and the handlers of the
+/// closures handed to ``execute(_:)``, timers (``schedule(at:_:)``: the loop's poll waits until the earliest,
+/// and a timerfd wakes it for one that another thread schedules), and the handlers of the
 /// descriptors it watches (every socket of a node: TCP connections, the listener, the UDP socket) when they are
 /// ready. It sleeps in poll(2) on those descriptors, the timerfd, and an eventfd that wakes it for new work.
 ///
@@ -190,7 +191,7 @@ extension EventLoop {
             /// Scheduled work by deadline and number (the order it was scheduled in, for equal deadlines).
             var timers: [UInt64: (deadline: ContinuousClock.Instant, work: @Sendable () -> Void)] = [:]
             var nextTimer: UInt64 = 1
-            /// The deadline the timerfd is armed for.
+            /// The deadline the timerfd is armed for (a timer the loop's own thread scheduled may come earlier).
             var armed: ContinuousClock.Instant?
             /// Whether the thread is (about to be) asleep in poll: only then does new work write the eventfd.
             var sleeping = false
@@ -279,12 +280,17 @@ extension EventLoop {
             if wake { signal() }
         }
 
+        /// On the loop's own thread nothing is armed: the thread polls next (it is running now) and waits no
+        /// longer than the earliest timer; the timerfd is for another thread's timer, which a sleeping loop
+        /// must wake for. A network schedules timers as it handles each message, so this saves a system call
+        /// on a message's way.
         func schedule(_ deadline: ContinuousClock.Instant, _ work: @escaping @Sendable () -> Void) -> Timer {
+            let polledNext = isOwnThread
             let (timer, rearm) = state.withLock { state in
                 let number = state.nextTimer
                 state.nextTimer += 1
                 state.timers[number] = (deadline, work)
-                return (Timer(number: number), state.armed.map { deadline < $0 } ?? true)
+                return (Timer(number: number), !polledNext && (state.armed.map { deadline < $0 } ?? true))
             }
             if rearm { armTimer() }
             return timer
@@ -322,6 +328,15 @@ extension EventLoop {
             armTimer()
         }
 
+        /// poll(2)'s timeout for a wait until `deadline`: whole milliseconds, rounded up (a timer runs up to a
+        /// millisecond late, never early); -1, no limit, without one.
+        private static func timeout(until deadline: ContinuousClock.Instant?) -> Int32 {
+            guard let deadline else { return -1 }
+            let (seconds, attoseconds) = max(deadline - .now, .zero).components
+            let milliseconds = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+            return Int32(clamping: milliseconds)
+        }
+
         func stop() {
             let wake = state.withLock { state in
                 state.stopping = true
@@ -341,8 +356,8 @@ extension EventLoop {
             ownThread.store(UInt(pthread_self()), ordering: .relaxed)
             while true {
                 for item in takeWork() { isolated { perform(item) } }
-                guard let (watches, wait) = prepareToPoll() else { break }
-                poll(watches, wait: wait)
+                guard let (watches, wait, until) = prepareToPoll() else { break }
+                poll(watches, wait: wait, until: until)
             }
             Glibc.close(wakeup)
             Glibc.close(timerDescriptor)
@@ -357,14 +372,18 @@ extension EventLoop {
             }
         }
 
-        /// The descriptors to watch now, and whether to wait for them (nothing is queued); nil once stopping
-        /// with nothing queued. Before waiting, the loop is marked asleep, under the lock that work is queued
-        /// under, so that work added after this look wakes it.
-        private func prepareToPoll() -> ([Int32: Watch], wait: Bool)? {
+        /// The descriptors to watch now, whether to wait for them (nothing is queued), and the earliest timer's
+        /// deadline; nil once stopping with nothing queued. Before waiting, the loop is marked asleep, under the
+        /// lock that work is queued under, so that work added after this look wakes it.
+        private func prepareToPoll() -> ([Int32: Watch], wait: Bool, until: ContinuousClock.Instant?)? {
             state.withLock { state in
                 if state.stopping && state.work.isEmpty { return nil }
                 state.sleeping = state.work.isEmpty && !state.stopping
-                return (state.watches, state.sleeping)
+                var earliest: ContinuousClock.Instant?
+                for timer in state.timers.values where earliest.map({ timer.deadline < $0 }) ?? true {
+                    earliest = timer.deadline
+                }
+                return (state.watches, state.sleeping, earliest)
             }
         }
 
@@ -375,22 +394,23 @@ extension EventLoop {
             }
         }
 
-        /// Waits (when `wait`) until the eventfd or a watched descriptor is readable, then runs the handlers of
-        /// the readable ones.
-        private func poll(_ watches: [Int32: Watch], wait: Bool) {
+        /// Waits (when `wait`) until the eventfd or a watched descriptor is readable, or `until` (the earliest
+        /// timer), then runs the timers due and the handlers of the readable descriptors.
+        private func poll(_ watches: [Int32: Watch], wait: Bool, until: ContinuousClock.Instant?) {
             var descriptors = [
                 pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: timerDescriptor, events: Int16(POLLIN), revents: 0),
             ]
             descriptors += watches.map { pollfd(fd: $0.key, events: $0.value.events, revents: 0) }
-            let ready = Glibc.poll(&descriptors, nfds_t(descriptors.count), wait ? -1 : 0)
+            let ready = Glibc.poll(&descriptors, nfds_t(descriptors.count), wait ? Self.timeout(until: until) : 0)
             state.withLock { $0.sleeping = false }
-            guard ready > 0 else { return }  // EINTR and the like: look again
+            let timerDue = descriptors[1].revents != 0 || until.map { $0 <= .now } ?? false
+            if timerDue { runDueTimers() }
+            guard ready > 0 else { return }  // a timeout, EINTR and the like: look again
             if descriptors[0].revents != 0 {
                 var count: UInt64 = 0
                 _ = Glibc.read(wakeup, &count, MemoryLayout<UInt64>.size)
             }
-            if descriptors[1].revents != 0 { runDueTimers() }
             for entry in descriptors.dropFirst(2) where entry.revents != 0 {
                 // Looked up again: an earlier handler may have unwatched it, or changed what it waits for.
                 guard let watch = state.withLock({ $0.watches[entry.fd] }) else { continue }

@@ -124,6 +124,35 @@ import DongneSystem
         #expect(loans.all.allSatisfy { $0.count == EventLoop.readBufferBytes && $0.onLoop })
     }
 
+    @Test func timersRunInDeadlineOrderWhicheverThreadScheduledThem() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        let log = Log<String>()
+        let start = ContinuousClock.now
+        // From this thread (the timerfd wakes the loop), and from the loop's own (its poll waits no longer).
+        loop.schedule(at: start + .milliseconds(60)) { log.add("other thread, 60 ms") }
+        loop.execute {
+            loop.schedule(at: start + .milliseconds(30)) { log.add("loop, 30 ms") }
+            loop.schedule(at: start + .milliseconds(90)) { log.add("loop, 90 ms") }
+        }
+        #expect(await Self.eventually { log.all.count == 3 })
+        #expect(log.all == ["loop, 30 ms", "other thread, 60 ms", "loop, 90 ms"])
+        #expect(ContinuousClock.now - start >= .milliseconds(90), "none runs early")
+    }
+
+    @Test func aTimerTheLoopSchedulesRunsOnTimeThoughTheTimerfdWaitsForALaterOne() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        let log = Log<Duration>()
+        let start = ContinuousClock.now
+        let late = loop.schedule(at: start + .seconds(30)) { log.add(.seconds(30)) }  // arms the timerfd
+        loop.execute {
+            loop.schedule(at: .now + .milliseconds(20)) { log.add(ContinuousClock.now - start) }
+        }
+        #expect(await Self.eventually { !log.all.isEmpty })
+        let ranAfter = try #require(log.all.first)
+        #expect(ranAfter >= .milliseconds(20) && ranAfter < .seconds(5), "\(ranAfter)")
+        loop.cancel(late)
+    }
+
     @Test func theThreadEndsOnceTheLoopIsReleased() async throws {
         let name = "loop-\(UInt16.random(in: 1_000...9_999))"
         var loop: EventLoop? = try EventLoop(name: name)
