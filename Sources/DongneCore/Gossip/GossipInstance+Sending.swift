@@ -82,7 +82,18 @@ extension GossipInstance {
         // Early (a tick for another reason): the flush still due is asked for again, so a shell that keeps one
         // timer never loses it.
         if let due = nextFlush, due > now { return [.wake(at: due)] }
-        return flushNow()
+        guard nextFlush == nil else { return flushNow() }
+        // Every event ticks the clock: with nothing queued, owed or late, a flush would send nothing and only ask
+        // for the next resend, so that is all this does, without copying every peer's state to find out.
+        var earliestResend: UInt64?
+        for outgoing in peers.values {
+            guard outgoing.queue.isEmpty && outgoing.owedAcknowledgements.isEmpty else { return flushNow() }
+            for batch in outgoing.inFlight.values {
+                guard batch.resendAt > now else { return flushNow() }
+                earliestResend = min(earliestResend ?? batch.resendAt, batch.resendAt)
+            }
+        }
+        return earliestResend.map { [.wake(at: $0)] } ?? []
     }
 
     private mutating func flushNow() -> [Directive] {
