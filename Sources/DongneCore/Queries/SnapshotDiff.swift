@@ -12,6 +12,39 @@ public enum SnapshotDiff {
     public static func changes<Item: Identifiable & Equatable & Sendable>(
         from old: [Item], to new: [Item]
     ) -> [DocumentChange<Item>] {
+        slidWindowChanges(from: old, to: new) ?? matchedChanges(from: old, to: new)
+    }
+
+    /// What ``matchedChanges(from:to:)`` finds when `new` begins with the end of `old`: a window of the latest
+    /// messages that slid as one arrived (its oldest left, the new one came in behind), or that stayed put. A
+    /// live chat's every snapshot is one, so its documents are matched in place, id by id, with no hashing. Nil
+    /// for any other pair, or when the check would take longer than the matching.
+    @inlinable
+    package static func slidWindowChanges<Item: Identifiable & Equatable & Sendable>(
+        from old: [Item], to new: [Item]
+    ) -> [DocumentChange<Item>]? {
+        guard let first = new.first, let start = old.firstIndex(where: { $0.id == first.id }) else { return nil }
+        let keptCount = old.count - start
+        guard keptCount <= new.count, start * (new.count - keptCount) <= 64 else { return nil }
+        for offset in 0..<keptCount where old[start + offset].id != new[offset].id { return nil }
+        let (left, came) = (old[..<start], new[keptCount...])
+        // One that left and came back in behind moved: the matching says so.
+        for item in left where came.contains(where: { $0.id == item.id }) { return nil }
+        var changes = left.map { DocumentChange(type: .removed, document: $0, oldIndex: 0, newIndex: -1) }
+        for offset in 0..<keptCount where old[start + offset] != new[offset] {
+            changes.append(DocumentChange(type: .modified, document: new[offset], oldIndex: offset, newIndex: offset))
+        }
+        for target in came.indices {
+            changes.append(DocumentChange(type: .added, document: new[target], oldIndex: -1, newIndex: target))
+        }
+        return changes
+    }
+
+    /// The changes that turn `old` into `new`, for any two lists: documents matched by id through sets.
+    @inlinable
+    package static func matchedChanges<Item: Identifiable & Equatable & Sendable>(
+        from old: [Item], to new: [Item]
+    ) -> [DocumentChange<Item>] {
         let newIDs = Set(new.map(\.id))
         var changes: [DocumentChange<Item>] = []
         var kept: [Item] = []
