@@ -628,8 +628,9 @@ actor PeerNetwork {
     /// reaches every host of a LAN in a fraction of a millisecond, and its checks are work nothing waits for
     /// meanwhile: started at once, they would take a core from whatever else is delivering it (the other nodes
     /// of a machine that runs several, as a test LAN does, or the app reacting to the message), and the
-    /// scheduler moves a waiting thread to a core only once that core has nothing else to run. The store commits a live message a few milliseconds after its checks
-    /// (see `Store.insert(_:deferrable:whenVisible:)`), so it lands, and is acknowledged, this much later.
+    /// scheduler moves a waiting thread to a core only once that core has nothing else to run. The store
+    /// commits a live message a few milliseconds after its checks (see `Store.insert(_:deferrable:whenVisible:)`),
+    /// so it lands, and is acknowledged, this much later.
     static let shownFirstCheckDelay: Duration = .milliseconds(1)
 
     private typealias WaitingCheck = (documents: [UnverifiedDocument], from: PeerID, early: [UnverifiedDocument])

@@ -16,7 +16,8 @@ import Testing
         #expect(await hub.hasListeners(in: [DirectSpace.id]), "direct messages also refresh the conversation list")
 
         let recorder = Recorder<MessageSnapshot>()
-        let registration = try seoul.messages.order(by: .created).limit(toLast: 5).addSnapshotListener(recorder.callback)
+        let query = seoul.messages.order(by: .created).limit(toLast: 5)
+        let registration = try query.addSnapshotListener(recorder.callback)
         #expect(await hub.hasListeners(in: [seoul.id]), "waiting to be registered, or registered")
         #expect(await recorder.waitFor(1))
         #expect(await hub.hasListeners(in: [seoul.id, elsewhere]))
