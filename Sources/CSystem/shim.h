@@ -1,6 +1,7 @@
 #ifndef DONGNE_CSYSTEM_SHIM_H
 #define DONGNE_CSYSTEM_SHIM_H
 #include <netinet/in.h>
+#include <poll.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <string.h>
@@ -63,6 +64,14 @@ static inline int dongne_accept(int fd, struct sockaddr *address, socklen_t *len
 // A non-blocking, close-on-exec eventfd(2) (a counter another thread adds to, to wake a poll(2)), or -1.
 static inline int dongne_eventfd(void) {
     return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+// poll(2) with a timeout in nanoseconds, as ppoll(2) takes it (glibc declares ppoll only under _GNU_SOURCE);
+// a negative timeout waits without limit. Returns what poll returns, with errno set on -1.
+static inline int dongne_poll(struct pollfd *descriptors, nfds_t count, int64_t nanoseconds) {
+    if (nanoseconds < 0) return (int)syscall(SYS_ppoll, descriptors, count, NULL, NULL, 0);
+    struct timespec limit = { .tv_sec = nanoseconds / 1000000000, .tv_nsec = nanoseconds % 1000000000 };
+    return (int)syscall(SYS_ppoll, descriptors, count, &limit, NULL, 0);
 }
 
 // A non-blocking, close-on-exec timerfd(2) on CLOCK_MONOTONIC, or -1.

@@ -7,7 +7,7 @@ import Synchronization
 /// closures handed to ``execute(_:)``, timers (``schedule(at:_:)``: the loop's poll waits until the earliest,
 /// and a timerfd wakes it for one that another thread schedules), and the handlers of the
 /// descriptors it watches (every socket of a node: TCP connections, the listener, the UDP socket) when they are
-/// ready. It sleeps in poll(2) on those descriptors, the timerfd, and an eventfd that wakes it for new work.
+/// ready. It sleeps in ppoll(2) on those descriptors, the timerfd, and an eventfd that wakes it for new work.
 ///
 /// Why a node's network has a thread of its own rather than the shared pool: a datagram is then read,
 /// opened, checked and shown to listeners by the thread the kernel wakes for it, with no second thread to
@@ -193,6 +193,9 @@ extension EventLoop {
             var nextTimer: UInt64 = 1
             /// The deadline the timerfd is armed for (a timer the loop's own thread scheduled may come earlier).
             var armed: ContinuousClock.Instant?
+            /// The earliest timer the loop's own thread scheduled since the timerfd was last armed for them all
+            /// (once cancelled, the loop just looks a moment early): how long the next poll may wait.
+            var earliestUnarmed: ContinuousClock.Instant?
             /// Whether the thread is (about to be) asleep in poll: only then does new work write the eventfd.
             var sleeping = false
             var stopping = false
@@ -203,7 +206,7 @@ extension EventLoop {
 
         private let state = Mutex(State())
         private let wakeup: Int32
-        /// A timerfd armed for the earliest timer.
+        /// A timerfd armed for the earliest timer another thread scheduled, or every timer once some ran.
         private let timerDescriptor: Int32
         /// Held by whichever thread does the loop's work, so that one thread at a time does it.
         private let isolation = Mutex(())
@@ -290,6 +293,7 @@ extension EventLoop {
                 let number = state.nextTimer
                 state.nextTimer += 1
                 state.timers[number] = (deadline, work)
+                if polledNext { state.earliestUnarmed = min(state.earliestUnarmed ?? deadline, deadline) }
                 return (Timer(number: number), !polledNext && (state.armed.map { deadline < $0 } ?? true))
             }
             if rearm { armTimer() }
@@ -306,6 +310,7 @@ extension EventLoop {
             state.withLock { state in
                 let earliest = state.timers.values.map(\.deadline).min()
                 state.armed = earliest
+                state.earliestUnarmed = nil
                 guard let earliest else { return }
                 let (seconds, attoseconds) = max(earliest - .now, .zero).components
                 let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
@@ -328,13 +333,12 @@ extension EventLoop {
             armTimer()
         }
 
-        /// poll(2)'s timeout for a wait until `deadline`: whole milliseconds, rounded up (a timer runs up to a
-        /// millisecond late, never early); -1, no limit, without one.
-        private static func timeout(until deadline: ContinuousClock.Instant?) -> Int32 {
+        /// The poll's timeout for a wait until `deadline`, in nanoseconds rounded up (a timer never runs early);
+        /// -1, no limit, without one.
+        private static func timeout(until deadline: ContinuousClock.Instant?) -> Int64 {
             guard let deadline else { return -1 }
             let (seconds, attoseconds) = max(deadline - .now, .zero).components
-            let milliseconds = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-            return Int32(clamping: milliseconds)
+            return seconds * 1_000_000_000 + (attoseconds + 999_999_999) / 1_000_000_000
         }
 
         func stop() {
@@ -379,11 +383,7 @@ extension EventLoop {
             state.withLock { state in
                 if state.stopping && state.work.isEmpty { return nil }
                 state.sleeping = state.work.isEmpty && !state.stopping
-                var earliest: ContinuousClock.Instant?
-                for timer in state.timers.values where earliest.map({ timer.deadline < $0 }) ?? true {
-                    earliest = timer.deadline
-                }
-                return (state.watches, state.sleeping, earliest)
+                return (state.watches, state.sleeping, state.earliestUnarmed)
             }
         }
 
@@ -402,7 +402,7 @@ extension EventLoop {
                 pollfd(fd: timerDescriptor, events: Int16(POLLIN), revents: 0),
             ]
             descriptors += watches.map { pollfd(fd: $0.key, events: $0.value.events, revents: 0) }
-            let ready = Glibc.poll(&descriptors, nfds_t(descriptors.count), wait ? Self.timeout(until: until) : 0)
+            let ready = dongne_poll(&descriptors, nfds_t(descriptors.count), Self.timeout(until: wait ? until : .now))
             state.withLock { $0.sleeping = false }
             let timerDue = descriptors[1].revents != 0 || until.map { $0 <= .now } ?? false
             if timerDue { runDueTimers() }
