@@ -452,6 +452,7 @@ final class PendingQueue<Element: Sendable>: Sendable {
 
     func append(_ element: Element) { elements.withLock { $0.append(element) } }
 
+    /// Whether nothing waits to be drained.
     var isEmpty: Bool { elements.withLock { $0.isEmpty } }
 
     func drain() -> [Element] {

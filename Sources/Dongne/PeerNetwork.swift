@@ -9,9 +9,9 @@ import DongneSystem
 /// the protocol: every rule lives in the core, where it is tested without sockets.
 ///
 /// It runs on the node's ``EventLoop``, with the listener hub: the loop reads every connection and the datagram
-/// socket, fires the one timer the core asks for, and runs this actor's code, one thing at a time. Each
-/// connection's ``SecureSession`` lives here, beside its socket: the core sees a connection open, its peer
-/// proved, each message's plaintext, and its end.
+/// socket, fires the one timer the core asks for (and the one that starts waiting checks), and runs this
+/// actor's code, one thing at a time. Each connection's ``SecureSession`` lives here, beside its socket: the
+/// core sees a connection open, its peer proved, each message's plaintext, and its end.
 actor PeerNetwork {
     /// One connection and the session over it (none until the core has let the connection go on: a connection
     /// over the host's budgets closes before any key is made for it).
@@ -53,8 +53,10 @@ actor PeerNetwork {
     private var checkedArrivals: [CheckedArrival] = []
     /// Channels whose listeners are to see messages shown before their checks, with the checked arrivals.
     private var shownFirst: Set<ChannelID> = []
-    /// Messages shown before their checks whose checks wait for ``shownFirstCheckDelay``, in arrival order.
+    /// Messages shown before their checks whose checks wait for ``shownFirstCheckDelay``, in arrival order (a
+    /// batch a peer waits for is checked at once, before them), and the timer that starts them.
     private var waitingChecks: [WaitingCheck] = []
+    private var waitingChecksTimer: EventLoop.Timer?
     /// A refresh of listeners for photos' progress is scheduled.
     private var photoRefreshDue = false
     private let notices: AsyncStream<PeerEvent>.Continuation
@@ -147,9 +149,12 @@ actor PeerNetwork {
         }
     }
 
-    /// Says goodbye to every peer and stops listening.
+    /// Says goodbye to every peer and stops listening. Checks waiting out ``shownFirstCheckDelay`` start now,
+    /// while the store is still open.
     func stop() {
         guard !stopped else { return }
+        if let waitingChecksTimer { loop.cancel(waitingChecksTimer) }
+        startWaitingChecks()
         handle(.stop)
         stopped = true
         listener?.close()
@@ -619,7 +624,7 @@ actor PeerNetwork {
         guard !forwarding else { return checkShownFirst(documents, from: from, forwarding: true, early: early) }
         waitingChecks.append((documents, from, early))
         guard waitingChecks.count == 1 else { return }  // the timer set for the first takes these too
-        loop.schedule(at: .now + Self.shownFirstCheckDelay) { [weak self] in
+        waitingChecksTimer = loop.schedule(at: .now + Self.shownFirstCheckDelay) { [weak self] in
             self?.assumeIsolated { $0.startWaitingChecks() }
         }
     }
@@ -633,12 +638,13 @@ actor PeerNetwork {
     /// so it lands, and is acknowledged, this much later.
     static let shownFirstCheckDelay: Duration = .milliseconds(1)
 
+    /// Documents shown first (`early`, those of them shown) from a peer, waiting for their checks.
     private typealias WaitingCheck = (documents: [UnverifiedDocument], from: PeerID, early: [UnverifiedDocument])
 
     /// Hands the checks that waited for ``shownFirstCheckDelay`` to the background queue, in arrival order.
     private func startWaitingChecks() {
         let waiting = waitingChecks
-        waitingChecks = []
+        (waitingChecks, waitingChecksTimer) = ([], nil)
         for (documents, from, early) in waiting {
             checkShownFirst(documents, from: from, forwarding: false, early: early)
         }

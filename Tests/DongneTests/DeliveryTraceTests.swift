@@ -31,8 +31,7 @@ import Testing
         #expect(try #require(written[.published]) <= #require(written[.sent]))
         // The reader's only peer wrote it, so no peer waits for its checks: they wait out the delivery first.
         let waited = try #require(read[.checked]) - #require(read[.routed])
-        let delay = Int64(PeerNetwork.shownFirstCheckDelay.components.attoseconds / 1_000_000_000)
-        #expect(waited >= delay, "checked \(waited) ns after it was routed")
+        #expect(.nanoseconds(waited) >= PeerNetwork.shownFirstCheckDelay, "checked \(waited) ns after it was routed")
     }
 
     @Test func aTraceKeepsAtMostItsCapacity() {

@@ -1,4 +1,6 @@
 import DongneCore
+import DongneSystem
+import Synchronization
 import Testing
 
 @testable import Dongne
@@ -25,5 +27,22 @@ import Testing
 
         registration.remove()
         #expect(await ReconnectionTests.eventually { await !hub.hasListeners(in: [seoul.id]) }, "removed")
+    }
+
+    @Test func aListenerNotYetRegisteredCounts() async throws {
+        let test = try await TestNode.start()
+        defer { test.stop() }
+        let seoul = try test.node.channel(named: "서울특별시")
+        let hub = test.node.hub
+        // Added and asked within one piece of the loop's work, before the hub can register the listener.
+        let answer = Mutex<(waiting: Bool, registration: ListenerRegistration?)>((false, nil))
+        test.node.loop.execute {
+            let registration = try? seoul.messages.addSnapshotListener { _, _ in }
+            let waiting = hub.assumeIsolated { $0.hasListeners(in: [seoul.id]) }
+            answer.withLock { $0 = (waiting, registration) }
+        }
+        #expect(await ReconnectionTests.eventually { answer.withLock { $0.registration != nil } })
+        #expect(answer.withLock { $0.waiting }, "a listener waiting to be registered counts")
+        answer.withLock { $0.registration?.remove() }
     }
 }
