@@ -163,6 +163,24 @@ import Testing
     /// A peer that acknowledges in order is working through its backlog: what was sent after the acknowledged
     /// batch waits a whole timeout from the acknowledgement (a busy joiner gets no spurious resends); what was
     /// sent before an acknowledged batch and is still unacknowledged was lost, and is sent again on time.
+    /// Every event ticks the clock: a tick before anything is due sends nothing, copies nothing, and asks again
+    /// for the first resend.
+    @Test func aTickWithNothingDueOnlyAsksForTheFirstResend() {
+        var gossip = GossipInstance()
+        _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
+        _ = gossip.handle(.connected(PeerID(2), channels: [Self.channel]))
+        let document = Self.document("혼자")
+        #expect(gossip.handle(.published(id: document.id, channel: Self.channel, bytes: document.bytes)).count == 3)
+        for now: UInt64 in [1, 10, 999] {
+            #expect(gossip.handle(.tick(now: now)) == [.wake(at: 1_000)], "at \(now) ms: both batches in flight")
+        }
+        let resent = gossip.handle(.tick(now: 1_000))
+        let batches = resent.filter { if case .send(.batch, _) = $0 { true } else { false } }
+        #expect(batches.count == 2, "both unacknowledged batches go again at once")
+        #expect(resent.last == .wake(at: 3_000), "then it wakes for the next, the delay doubled")
+        #expect(gossip.handle(.tick(now: 1_001)) == [.wake(at: 3_000)])
+    }
+
     @Test func anAcknowledgementRestartsTheTimersOfLaterBatchesOnly() {
         let resent = { (directives: [GossipInstance.Directive]) in
             directives.compactMap { if case .send(.batch(let sequence, _, _, _), _) = $0 { sequence } else { nil } }
