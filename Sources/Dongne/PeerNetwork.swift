@@ -153,7 +153,6 @@ actor PeerNetwork {
     /// while the store is still open.
     func stop() {
         guard !stopped else { return }
-        if let waitingChecksTimer { loop.cancel(waitingChecksTimer) }
         startWaitingChecks()
         handle(.stop)
         stopped = true
@@ -641,8 +640,10 @@ actor PeerNetwork {
     /// Documents shown first (`early`, those of them shown) from a peer, waiting for their checks.
     private typealias WaitingCheck = (documents: [UnverifiedDocument], from: PeerID, early: [UnverifiedDocument])
 
-    /// Hands the checks that waited for ``shownFirstCheckDelay`` to the background queue, in arrival order.
+    /// Hands the checks that waited for ``shownFirstCheckDelay`` to the background queue, in arrival order;
+    /// the timer does once it is due, and `stop()` before then.
     private func startWaitingChecks() {
+        if let waitingChecksTimer { loop.cancel(waitingChecksTimer) }  // ignored once it ran
         let waiting = waitingChecks
         (waitingChecks, waitingChecksTimer) = ([], nil)
         for (documents, from, early) in waiting {

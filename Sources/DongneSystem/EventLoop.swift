@@ -402,7 +402,7 @@ extension EventLoop {
                 pollfd(fd: timerDescriptor, events: Int16(POLLIN), revents: 0),
             ]
             descriptors += watches.map { pollfd(fd: $0.key, events: $0.value.events, revents: 0) }
-            let ready = dongne_poll(&descriptors, nfds_t(descriptors.count), Self.timeout(until: wait ? until : .now))
+            let ready = dongne_poll(&descriptors, nfds_t(descriptors.count), wait ? Self.timeout(until: until) : 0)
             state.withLock { $0.sleeping = false }
             let timerDue = descriptors[1].revents != 0 || until.map { $0 <= .now } ?? false
             if timerDue { runDueTimers() }
