@@ -67,27 +67,33 @@ extension QuerySnapshot {
 }
 
 /// A message as listeners and reads see it: its content, its derived moderation state and its metadata.
+///
+/// A value like any other, whose fields live in one shared, immutable box: every message that arrives copies,
+/// compares and diffs the snapshots its listeners hold, and copying a box is one reference count where copying
+/// the fields would be a dozen (and a few hundred bytes), on the path between the socket and the callback.
 public struct MessageSnapshot: SnapshotDocument, Hashable {
+    private let fields: Fields
+
     /// The message's id (content address).
-    public let id: DocumentID
+    public var id: DocumentID { fields.id }
     /// The channel it was posted in.
-    public let channel: ChannelID
+    public var channel: ChannelID { fields.channel }
     /// Who signed it.
-    public let author: PublicKey
+    public var author: PublicKey { fields.author }
     /// The display name the sender had when posting. A label, not an identity: see ``author``.
-    public let senderName: String
+    public var senderName: String { fields.senderName }
     /// Milliseconds since the Unix epoch, by the author's clock.
-    public let created: UInt64
+    public var created: UInt64 { fields.created }
     /// Text, photo or location.
-    public let content: MessageContent
+    public var content: MessageContent { fields.content }
     /// Reporters that count (see ``ModerationPolicy``).
-    public private(set) var reportCount: Int
+    public var reportCount: Int { fields.reportCount }
     /// Whether the message is below the report threshold (retracted messages are never shown).
-    public private(set) var isActive: Bool
+    public var isActive: Bool { fields.isActive }
     /// Whether it is a pending local write, and whether its channel is not yet reconciled.
-    public private(set) var metadata: SnapshotMetadata
+    public var metadata: SnapshotMetadata { fields.metadata }
     /// For a photo message, the photo as this node has it (local metadata, like ``metadata``); nil otherwise.
-    public private(set) var photo: PhotoSnapshot?
+    public var photo: PhotoSnapshot? { fields.photo }
 
     /// Its place in the thread: by `created`, then by id.
     public var position: SortKey { SortKey(created: created, id: id) }
@@ -107,31 +113,85 @@ public struct MessageSnapshot: SnapshotDocument, Hashable {
         id: DocumentID, author: PublicKey, created: UInt64, message: Message, reportCount: Int, isActive: Bool,
         metadata: SnapshotMetadata
     ) {
-        self.id = id
-        channel = message.channel
-        self.author = author
-        senderName = message.senderName
-        self.created = created
-        content = message.content
-        self.reportCount = reportCount
-        self.isActive = isActive
-        self.metadata = metadata
+        fields = Fields(
+            id: id, channel: message.channel, author: author, senderName: message.senderName, created: created,
+            content: message.content, reportCount: reportCount, isActive: isActive, metadata: metadata, photo: nil)
     }
+
+    private init(_ fields: Fields) { self.fields = fields }
 
     /// The same message with new derived state.
     func with(reportCount: Int, isActive: Bool, metadata: SnapshotMetadata) -> MessageSnapshot {
-        var copy = self
-        copy.reportCount = reportCount
-        copy.isActive = isActive
-        copy.metadata = metadata
-        return copy
+        MessageSnapshot(fields.with(reportCount: reportCount, isActive: isActive, metadata: metadata, photo: photo))
     }
 
     /// The same message with the photo as the library has it now.
     func with(photos: PhotoLibrary) -> MessageSnapshot {
         guard case .photo(let hash) = content else { return self }
-        var copy = self
-        copy.photo = photos.snapshot(hash)
-        return copy
+        return MessageSnapshot(
+            fields.with(reportCount: reportCount, isActive: isActive, metadata: metadata, photo: photos.snapshot(hash)))
+    }
+
+    /// Equal when every field is: at once when both share their box.
+    public static func == (lhs: MessageSnapshot, rhs: MessageSnapshot) -> Bool {
+        lhs.fields === rhs.fields || lhs.fields.hasEqualValues(to: rhs.fields)
+    }
+
+    /// Hashes every field, as `==` compares them.
+    public func hash(into hasher: inout Hasher) { fields.hash(into: &hasher) }
+
+    /// The fields, never changed once made: a changed snapshot gets a box of its own.
+    private final class Fields: Sendable {
+        let id: DocumentID
+        let channel: ChannelID
+        let author: PublicKey
+        let senderName: String
+        let created: UInt64
+        let content: MessageContent
+        let reportCount: Int
+        let isActive: Bool
+        let metadata: SnapshotMetadata
+        let photo: PhotoSnapshot?
+
+        init(
+            id: DocumentID, channel: ChannelID, author: PublicKey, senderName: String, created: UInt64,
+            content: MessageContent, reportCount: Int, isActive: Bool, metadata: SnapshotMetadata, photo: PhotoSnapshot?
+        ) {
+            self.id = id
+            self.channel = channel
+            self.author = author
+            self.senderName = senderName
+            self.created = created
+            self.content = content
+            self.reportCount = reportCount
+            self.isActive = isActive
+            self.metadata = metadata
+            self.photo = photo
+        }
+
+        func with(reportCount: Int, isActive: Bool, metadata: SnapshotMetadata, photo: PhotoSnapshot?) -> Fields {
+            Fields(
+                id: id, channel: channel, author: author, senderName: senderName, created: created, content: content,
+                reportCount: reportCount, isActive: isActive, metadata: metadata, photo: photo)
+        }
+
+        func hasEqualValues(to other: Fields) -> Bool {
+            id == other.id && channel == other.channel && author == other.author && senderName == other.senderName
+                && created == other.created && content == other.content && reportCount == other.reportCount
+                && isActive == other.isActive && metadata == other.metadata && photo == other.photo
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(id)
+            hasher.combine(channel)
+            hasher.combine(author)
+            hasher.combine(senderName)
+            hasher.combine(created)
+            hasher.combine(content)
+            hasher.combine(reportCount)
+            hasher.combine(isActive)
+            hasher.combine(metadata)
+            hasher.combine(photo)
+        }
     }
 }
