@@ -167,6 +167,49 @@ enum Sodium {
         aeadDecrypt(crypto_aead_chacha20poly1305_ietf_decrypt, key, nonce, associatedData, ciphertext)
     }
 
+    /// ChaCha20-Poly1305 (IETF) of `payload` with `header` as associated data, into one buffer: the header, the
+    /// ciphertext, then the 16-byte tag. A datagram is made in one allocation.
+    static func chachaPolySeal(key: [UInt8], nonce: UInt64, header: [UInt8], payload: [UInt8]) -> [UInt8] {
+        ensureInitialised()
+        var datagram = [UInt8](repeating: 0, count: header.count + payload.count + 16)
+        withNonce(nonce) { nonce in
+            datagram.withUnsafeMutableBufferPointer { out in
+                for (index, byte) in header.enumerated() { out[index] = byte }
+                var length: UInt64 = 0
+                _ = crypto_aead_chacha20poly1305_ietf_encrypt(
+                    out.baseAddress! + header.count, &length, payload, UInt64(payload.count), header,
+                    UInt64(header.count), nil, nonce, key)
+            }
+        }
+        return datagram
+    }
+
+    /// The payload of a datagram ``chachaPolySeal(key:nonce:header:payload:)`` made, whose first `headerBytes`
+    /// are the header; nil when the tag does not match. Neither part is copied before the tag is checked.
+    static func chachaPolyOpen(key: [UInt8], nonce: UInt64, datagram: [UInt8], headerBytes: Int) -> [UInt8]? {
+        ensureInitialised()
+        guard headerBytes >= 0, datagram.count >= headerBytes + 16 else { return nil }
+        var plaintext = [UInt8](repeating: 0, count: datagram.count - headerBytes - 16)
+        let result = withNonce(nonce) { nonce in
+            datagram.withUnsafeBufferPointer { all in
+                var length: UInt64 = 0
+                return crypto_aead_chacha20poly1305_ietf_decrypt(
+                    &plaintext, &length, nil, all.baseAddress! + headerBytes, UInt64(all.count - headerBytes),
+                    all.baseAddress, UInt64(headerBytes), nonce, key)
+            }
+        }
+        return result == 0 ? plaintext : nil
+    }
+
+    /// ChaChaPoly's 12-byte nonce for Noise (§5.1): 32 zero bits, then the counter little-endian; on the stack.
+    private static func withNonce<Result>(_ counter: UInt64, _ body: (UnsafePointer<UInt8>) -> Result) -> Result {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 12) { nonce in
+            for index in 0..<4 { nonce[index] = 0 }
+            for index in 0..<8 { nonce[4 + index] = UInt8(truncatingIfNeeded: counter >> (8 * UInt64(index))) }
+            return body(UnsafePointer(nonce.baseAddress!))
+        }
+    }
+
     /// XChaCha20-Poly1305 (IETF, 192-bit nonce) encryption: ciphertext followed by the 16-byte tag.
     static func xchachaPolyEncrypt(key: [UInt8], nonce: [UInt8], associatedData: [UInt8], plaintext: ArraySlice<UInt8>)
         -> [UInt8]

@@ -60,6 +60,20 @@ public struct NoiseCipherState: Sendable, Equatable {
             key: key, nonce: Self.nonceBytes(explicit), associatedData: associatedData, plaintext: plaintext)
     }
 
+    /// ``encrypt(_:nonce:associatedData:)`` with `header` as the associated data, returning the header followed
+    /// by the ciphertext: a whole datagram in one buffer.
+    public func seal(_ payload: [UInt8], behind header: [UInt8], nonce explicit: UInt64) -> [UInt8]? {
+        guard let key else { return nil }
+        return Sodium.chachaPolySeal(key: key, nonce: explicit, header: header, payload: payload)
+    }
+
+    /// ``decrypt(_:nonce:associatedData:)`` of a datagram ``seal(_:behind:nonce:)`` made, whose first
+    /// `headerBytes` are the header; nil when it does not open. Nothing is copied before the tag is checked.
+    public func open(_ datagram: [UInt8], headerBytes: Int, nonce explicit: UInt64) -> [UInt8]? {
+        guard let key else { return nil }
+        return Sodium.chachaPolyOpen(key: key, nonce: explicit, datagram: datagram, headerBytes: headerBytes)
+    }
+
     /// REKEY (§4.2): k = the first 32 bytes of ENCRYPT(k, 2^64 − 1, "", 32 zero bytes). The counter is kept.
     public mutating func rekey() {
         guard let key else { return }

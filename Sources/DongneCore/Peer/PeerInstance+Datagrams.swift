@@ -25,15 +25,14 @@ extension PeerInstance {
     mutating func sendDatagrams(_ messages: [(message: GossipMessage, to: PeerID)]) {
         var sealed: [OutgoingDatagram] = []
         for (message, id) in messages {
-            guard var link = links[id], let route = link.datagramRoute, var channel = link.datagram,
-                let bytes = channel.seal(message.wireBytes, receiverIndex: route.index)
+            // Sealed where the link is kept, as a received datagram is opened.
+            guard let route = links[id]?.datagramRoute,
+                let bytes = links[id]?.datagram?.seal(message.wireBytes, receiverIndex: route.index)
             else {
                 send(message, to: id)
                 continue
             }
             // Not a keepalive: the silence limit is the session's, and a peer hears datagrams only as batches.
-            link.datagram = channel
-            links[id] = link
             sealed.append(OutgoingDatagram(peer: id, address: route.address, bytes: bytes, message: message))
         }
         if !sealed.isEmpty { output.append(.sendDatagrams(sealed)) }
@@ -51,14 +50,13 @@ extension PeerInstance {
     /// ignored and counted, as over the session.
     mutating func receivedDatagram(_ bytes: [UInt8]) {
         guard let index = DatagramChannel.receiverIndex(of: bytes), let id = datagramSessions[index],
-            var link = links[id], var channel = link.datagram
+            links[id]?.datagram != nil
         else { return }
-        guard let payload = channel.open(bytes) else {
+        // Opened where the link is kept: a copy of it would copy its replay window on every datagram.
+        guard let payload = links[id]?.datagram?.open(bytes) else {
             links[id]?.datagramsDropped += 1
             return
         }
-        link.datagram = channel
-        links[id] = link
         let message: GossipMessage
         do { message = try GossipMessage(wireBytes: payload) } catch {
             if case .unknownType = error, ignoreUnknownMessage(on: id) { return }

@@ -44,21 +44,18 @@ public struct DatagramChannel: Sendable {
         guard payload.count <= Self.maximumPayloadBytes, nextCounter < .max else { return nil }
         let counter = nextCounter
         nextCounter += 1
-        let header =
-            (0..<4).map { UInt8(truncatingIfNeeded: receiverIndex >> (24 - 8 * UInt32($0))) }
-            + (0..<8).map { UInt8(truncatingIfNeeded: counter >> (56 - 8 * UInt64($0))) }
-        guard let ciphertext = try? sending.encrypt(payload, nonce: counter, associatedData: header) else { return nil }
-        return header + ciphertext
+        var header = [UInt8](repeating: 0, count: Self.headerBytes)
+        for index in 0..<4 { header[index] = UInt8(truncatingIfNeeded: receiverIndex >> (24 - 8 * UInt32(index))) }
+        for index in 0..<8 { header[4 + index] = UInt8(truncatingIfNeeded: counter >> (56 - 8 * UInt64(index))) }
+        return sending.seal(payload, behind: header, nonce: counter)
     }
 
     /// The payload of a received datagram; nil if it is malformed, forged, or a replay.
     public mutating func open(_ datagram: [UInt8]) -> [UInt8]? {
         guard datagram.count >= Self.headerBytes + 16, datagram.count <= Self.maximumDatagramBytes else { return nil }
-        let header = Array(datagram.prefix(Self.headerBytes))
-        let counter = header.dropFirst(4).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let counter = datagram[4..<Self.headerBytes].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         guard window.mayAccept(counter),  // cheap before the MAC
-            let payload = try? receiving.decrypt(
-                Array(datagram.dropFirst(Self.headerBytes)), nonce: counter, associatedData: header)
+            let payload = receiving.open(datagram, headerBytes: Self.headerBytes, nonce: counter)
         else { return nil }
         window.accept(counter)
         return payload
