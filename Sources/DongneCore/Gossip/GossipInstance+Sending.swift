@@ -37,19 +37,15 @@ extension GossipInstance {
         _ id: DocumentID, bytes: [UInt8], channel: ChannelID?, except source: PeerID?, covered: Set<PeerTag>
     ) -> [Directive] {
         guard let channel else { return [] }
-        let recipients = peers.filter { peer, outgoing in
-            peer != source && outgoing.takes(id, in: channel, covered: covered)
+        // Only the peers' ids and tags are gathered: a copy of a peer's state would make the queueing below copy
+        // its queue and its set of queued ids.
+        let recipients = peers.compactMap { peer, outgoing in
+            peer != source && outgoing.takes(id, in: channel, covered: covered) ? (peer, outgoing.tag) : nil
         }
         guard !recipients.isEmpty else { return [] }
-        let reached = covered.union(recipients.values.compactMap(\.tag))
-        for (peer, outgoing) in recipients {
-            var updated = outgoing
-            updated.queue.append((id, bytes, reached))
-            updated.queued.insert(id)
-            if updated.queue.count > settings.maximumQueuedDocuments {
-                updated.queued.remove(updated.queue.removeFirst().id)
-            }
-            peers[peer] = updated
+        let reached = covered.union(recipients.compactMap(\.1))
+        for (peer, _) in recipients {
+            peers[peer]?.queue(id, bytes: bytes, reached: reached, limit: settings.maximumQueuedDocuments)
         }
         return scheduleFlush()
     }
@@ -113,7 +109,9 @@ extension GossipInstance {
     }
 
     private mutating func flush(_ peer: PeerID) -> [Directive] {
-        guard var outgoing = peers[peer] else { return [] }
+        // Taken out while it changes, so that its queue, window and sets are changed in place, not copied.
+        guard var outgoing = peers.removeValue(forKey: peer) else { return [] }
+        defer { peers[peer] = outgoing }
         var directives: [Directive] = []
         var acknowledgements = outgoing.owedAcknowledgements
         outgoing.owedAcknowledgements = []
@@ -147,12 +145,18 @@ extension GossipInstance {
             acknowledgements = []
         }
         if !acknowledgements.isEmpty { directives.append(.send(.acknowledge(acknowledgements), to: peer)) }
-        peers[peer] = outgoing
         return directives
     }
 }
 
 extension GossipInstance.Outgoing {
+    /// Queues a new document, dropping the oldest queued one beyond `limit`.
+    mutating func queue(_ id: DocumentID, bytes: [UInt8], reached: Set<PeerTag>, limit: Int) {
+        queue.append((id, bytes, reached))
+        queued.insert(id)
+        if queue.count > limit { queued.remove(queue.removeFirst().id) }
+    }
+
     /// Whether a new document of `channel` is queued for this peer: it carries the channel, does not have the
     /// document queued already, and is not among the peers `covered` (known to have it, or be getting it).
     func takes(_ id: DocumentID, in channel: ChannelID, covered: Set<PeerTag>) -> Bool {
