@@ -56,6 +56,28 @@ enum LanNode {
         return true
     }
 
+    /// The send time and the index a message's text starts with ("TIME INDEX filler"), read in place: the
+    /// callback is kept about as light as the mosquitto subscriber's `sscanf`, since the receivers on a core
+    /// take turns and each one's callback delays the next one's.
+    static func sendTimeAndIndex(_ text: String) -> (sent: Int64, index: Int)? {
+        var numbers: (Int64, Int64) = (0, 0)
+        var (field, digits) = (0, 0)
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: " ") {
+                guard digits > 0 else { return nil }
+                field += 1
+                digits = 0
+                if field == 2 { return (numbers.0, Int(numbers.1)) }
+                continue
+            }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 18 else { return nil }
+            let digit = Int64(byte - UInt8(ascii: "0"))
+            if field == 0 { numbers.0 = numbers.0 * 10 + digit } else { numbers.1 = numbers.1 * 10 + digit }
+            digits += 1
+        }
+        return nil
+    }
+
     private static func waitForPeers(_ peers: Int, of node: Node) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
         while await node.peers().count < peers {
@@ -100,9 +122,8 @@ enum LanNode {
             snapshot, _ in
             let now = monotonicNanoseconds()
             for change in snapshot?.documentChanges ?? [] where change.type == .added {
-                guard case .text(let text) = change.document.content else { continue }
-                let fields = text.split(separator: " ", maxSplits: 2)
-                guard fields.count == 3, let sent = Int64(fields[0]), let index = Int(fields[1]) else { continue }
+                guard case .text(let text) = change.document.content, let (sent, index) = sendTimeAndIndex(text)
+                else { continue }
                 log.record(change.document.id, index: index, sent: sent, latency: now - sent)
             }
         }
@@ -141,7 +162,13 @@ private final class LatencyLog: @unchecked Sendable {
     private var seen = Set<DocumentID>()
     private var indices = Set<Int>()
 
-    init(wanted: Int) { self.wanted = wanted }
+    init(wanted: Int) {
+        self.wanted = wanted
+        // Room for every message from the start: no callback grows a table.
+        messages.reserveCapacity(wanted)
+        seen.reserveCapacity(wanted)
+        indices.reserveCapacity(wanted)
+    }
 
     func record(_ id: DocumentID, index: Int, sent: Int64, latency: Int64) {
         lock.withLock {
