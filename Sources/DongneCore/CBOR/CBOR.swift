@@ -2,7 +2,10 @@
 ///
 /// Tags, `undefined` and other simple values are not part of dongne's encoding, so they cannot be represented;
 /// the decoder rejects them. Maps keep their entries in canonical order (see ``CBOREncoder``).
-public indirect enum CBOR: Hashable, Sendable {
+///
+/// Not `indirect`: arrays and maps hold their items in array storage already, so an item needs no box of its
+/// own, and every document, gossip message and session frame is read and written as a tree of them.
+public enum CBOR: Hashable, Sendable {
     /// Major type 0: an unsigned integer.
     case unsigned(UInt64)
     /// Major type 1: the integer `-1 - n`.
