@@ -83,14 +83,18 @@ final class Observer<Document: SnapshotDocument> {
         } else {
             dataChanges = changes
         }
+        // Written after the loop, and only where it changed: writing the table while iterating it would copy
+        // the whole table on every delivery.
+        var metadataDelivered: [UInt64] = []
         for (key, subscriber) in subscribers {
             let visible = subscriber.includeMetadataChanges ? changes : dataChanges
             let metadataChanged = subscriber.includeMetadataChanges && metadata != subscriber.deliveredMetadata
             guard !visible.isEmpty || metadataChanged else { continue }
-            subscribers[key]?.deliveredMetadata = metadata
+            if metadata != subscriber.deliveredMetadata { metadataDelivered.append(key) }
             let snapshot = QuerySnapshot(documents: documents, documentChanges: visible, metadata: metadata)
             subscriber.registration.deliver { subscriber.callback(snapshot, nil) }
         }
+        for key in metadataDelivered { subscribers[key]?.deliveredMetadata = metadata }
     }
 
     private static func isMetadataOnly(
