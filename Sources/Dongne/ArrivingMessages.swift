@@ -25,6 +25,9 @@ final class ArrivingMessages: Sendable {
         let isLocalWrite: Bool
     }
 
+    /// By channel. A channel's table stays once made, even empty: made anew for each message, it would cost an
+    /// allocation on every message's way to its listeners. There is one per channel this node carries or posts
+    /// in (the core admits nothing else).
     private let messages = Mutex<[ChannelID: [DocumentID: Arrival]]>([:])
 
     /// Holds the messages among these received documents until ``remove(_:)``, but those of `viewer` (this
@@ -55,10 +58,7 @@ final class ArrivingMessages: Sendable {
 
     /// Forgets a placeholder.
     func removePlaceholder(_ id: DocumentID, in channel: ChannelID) {
-        messages.withLock { messages in
-            messages[channel]?[id] = nil
-            if messages[channel]?.isEmpty == true { messages[channel] = nil }
-        }
+        messages.withLock { $0[channel]?[id] = nil }
     }
 
     private static func fields(_ document: Document) -> HeldFields {
@@ -102,7 +102,6 @@ final class ArrivingMessages: Sendable {
                     messages[message.channel]?.removeValue(forKey: document.id) != nil
                 else { continue }
                 channels.insert(message.channel)
-                if messages[message.channel]?.isEmpty == true { messages[message.channel] = nil }
             }
             return channels
         }
