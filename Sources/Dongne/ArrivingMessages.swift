@@ -26,8 +26,8 @@ final class ArrivingMessages: Sendable {
     }
 
     /// By channel. A channel's table stays once made, even empty: made anew for each message, it would cost an
-    /// allocation on every message's way to its listeners. There is one per channel this node carries or posts
-    /// in (the core admits nothing else).
+    /// allocation on every message's way to its listeners. There is one per channel this node has carried or
+    /// posted in since it started (the core admits nothing from other channels).
     private let messages = Mutex<[ChannelID: [DocumentID: Arrival]]>([:])
 
     /// Holds the messages among these received documents until ``remove(_:)``, but those of `viewer` (this

@@ -71,7 +71,7 @@ extension QuerySnapshot {
 /// A value like any other, whose fields live in one shared, immutable box: every message that arrives copies,
 /// compares and diffs the snapshots its listeners hold, and copying a box is one reference count where copying
 /// the fields would be a dozen (and a few hundred bytes), on the path between the socket and the callback.
-public struct MessageSnapshot: SnapshotDocument, Hashable {
+public struct MessageSnapshot: SnapshotDocument, Hashable, CustomReflectable {
     private let fields: Fields
 
     /// The message's id (content address).
@@ -120,16 +120,22 @@ public struct MessageSnapshot: SnapshotDocument, Hashable {
 
     private init(_ fields: Fields) { self.fields = fields }
 
-    /// The same message with new derived state.
+    /// The same message with new derived state; this very snapshot (its box shared) when nothing changed.
     func with(reportCount: Int, isActive: Bool, metadata: SnapshotMetadata) -> MessageSnapshot {
-        MessageSnapshot(fields.with(reportCount: reportCount, isActive: isActive, metadata: metadata, photo: photo))
+        guard reportCount != self.reportCount || isActive != self.isActive || metadata != self.metadata else {
+            return self
+        }
+        return MessageSnapshot(
+            fields.with(reportCount: reportCount, isActive: isActive, metadata: metadata, photo: photo))
     }
 
-    /// The same message with the photo as the library has it now.
+    /// The same message with the photo as the library has it now; this very snapshot when that is unchanged.
     func with(photos: PhotoLibrary) -> MessageSnapshot {
         guard case .photo(let hash) = content else { return self }
+        let photo = photos.snapshot(hash)
+        guard photo != self.photo else { return self }
         return MessageSnapshot(
-            fields.with(reportCount: reportCount, isActive: isActive, metadata: metadata, photo: photos.snapshot(hash)))
+            fields.with(reportCount: reportCount, isActive: isActive, metadata: metadata, photo: photo))
     }
 
     /// Equal when every field is: at once when both share their box.
@@ -139,6 +145,18 @@ public struct MessageSnapshot: SnapshotDocument, Hashable {
 
     /// Hashes every field, as `==` compares them.
     public func hash(into hasher: inout Hasher) { fields.hash(into: &hasher) }
+
+    /// Its fields, as `print`, `dump` and test failures show them (not the box that holds them).
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "id": id, "channel": channel, "author": author, "senderName": senderName, "created": created,
+                "content": content, "reportCount": reportCount, "isActive": isActive, "metadata": metadata,
+                "photo": photo as Any,
+            ],
+            displayStyle: .struct)
+    }
 
     /// The fields, never changed once made: a changed snapshot gets a box of its own.
     private final class Fields: Sendable {

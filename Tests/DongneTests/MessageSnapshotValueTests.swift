@@ -13,7 +13,8 @@ import Testing
         MessageSnapshot(
             id: DocumentID(Array(repeating: 7, count: 32))!, author: author, created: 1_796_142_840_000,
             message: Message(channel: channel, senderName: "준호", content: .text(text)),
-            reportCount: reports, isActive: true, metadata: SnapshotMetadata(hasPendingWrites: pending, isFromCache: false))
+            reportCount: reports, isActive: true,
+            metadata: SnapshotMetadata(hasPendingWrites: pending, isFromCache: false))
     }
 
     @Test func snapshotsMadeApartWithTheSameFieldsAreEqualAndHashAlike() {
@@ -39,5 +40,17 @@ import Testing
         #expect(reported.id == original.id && reported.content == original.content)
         #expect(reported != original)
         #expect(!reported.hasSameData(as: original))
+    }
+
+    @Test func aSnapshotPrintsItsFieldsNotItsBox() {
+        let printed = "\(Self.snapshot(text: "반가워요"))"
+        #expect(printed.contains("반가워요") && printed.contains("준호") && printed.contains("reportCount: 0"))
+        #expect(!printed.contains("Fields"))
+    }
+
+    @Test func aChangeToNothingKeepsTheSameValue() {
+        let original = Self.snapshot()
+        let same = original.with(reportCount: 0, isActive: true, metadata: original.metadata)
+        #expect(same == original && same.hashValue == original.hashValue)
     }
 }

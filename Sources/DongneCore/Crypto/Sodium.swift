@@ -188,7 +188,7 @@ enum Sodium {
     /// are the header; nil when the tag does not match. Neither part is copied before the tag is checked.
     static func chachaPolyOpen(key: [UInt8], nonce: UInt64, datagram: [UInt8], headerBytes: Int) -> [UInt8]? {
         ensureInitialised()
-        guard headerBytes >= 0, datagram.count >= headerBytes + 16 else { return nil }
+        guard headerBytes >= 0, datagram.count - 16 >= headerBytes else { return nil }
         var plaintext = [UInt8](repeating: 0, count: datagram.count - headerBytes - 16)
         let result = withNonce(nonce) { nonce in
             datagram.withUnsafeBufferPointer { all in

@@ -38,20 +38,8 @@ public struct NoiseCipherState: Sendable, Equatable {
         return plaintext
     }
 
-    /// Decrypts with an explicit nonce, without touching the counter: for datagrams, which carry their nonce
-    /// and arrive in any order (the caller keeps the replay window).
-    public func decrypt(
-        _ ciphertext: [UInt8], nonce explicit: UInt64, associatedData: [UInt8] = []
-    ) throws(NoiseError) -> [UInt8] {
-        guard let key else { throw .decryptionFailed }
-        guard
-            let plaintext = Sodium.chachaPolyDecrypt(
-                key: key, nonce: Self.nonceBytes(explicit), associatedData: associatedData, ciphertext: ciphertext)
-        else { throw .decryptionFailed }
-        return plaintext
-    }
-
-    /// Encrypts with an explicit nonce, without touching the counter: the datagram counterpart.
+    /// Encrypts with an explicit nonce, without touching the counter: what ``seal(_:behind:nonce:)`` does
+    /// into one buffer (the datagram fuzzer seals this way, to check ``open(_:headerBytes:nonce:)`` against it).
     public func encrypt(
         _ plaintext: [UInt8], nonce explicit: UInt64, associatedData: [UInt8] = []
     ) throws(NoiseError) -> [UInt8] {
@@ -67,8 +55,9 @@ public struct NoiseCipherState: Sendable, Equatable {
         return Sodium.chachaPolySeal(key: key, nonce: explicit, header: header, payload: payload)
     }
 
-    /// ``decrypt(_:nonce:associatedData:)`` of a datagram ``seal(_:behind:nonce:)`` made, whose first
-    /// `headerBytes` are the header; nil when it does not open. Nothing is copied before the tag is checked.
+    /// Decrypts, with an explicit nonce and without touching the counter, a datagram that
+    /// ``seal(_:behind:nonce:)`` made, whose first `headerBytes` are the header (the associated data); nil when
+    /// it does not open. Nothing is copied before the tag is checked.
     public func open(_ datagram: [UInt8], headerBytes: Int, nonce explicit: UInt64) -> [UInt8]? {
         guard let key else { return nil }
         return Sodium.chachaPolyOpen(key: key, nonce: explicit, datagram: datagram, headerBytes: headerBytes)
