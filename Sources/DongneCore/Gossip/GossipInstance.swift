@@ -234,7 +234,8 @@ public struct GossipInstance: Sendable {
     }
 
     private mutating func offer(_ documents: [GossipDocument], to peer: PeerID) -> [Directive] {
-        guard var outgoing = peers[peer] else { return [] }
+        // Taken out while it changes, as in a flush: its queue and set are changed in place, not copied.
+        guard var outgoing = peers.removeValue(forKey: peer) else { return [] }
         for document in documents where outgoing.queued.insert(document.id).inserted {
             outgoing.queue.append((document.id, document.bytes, []))
         }
@@ -274,14 +275,14 @@ public struct GossipInstance: Sendable {
         if let newest { peers[peer]?.restartTimers(after: newest, now: now) }
         // A backlog (a catch-up) goes on as soon as the window opens; a few new documents wait for the flush,
         // where they share a batch with whatever else came in the meantime.
-        guard var outgoing = peers[peer] else { return [.delivered(delivered, to: peer)] }
+        guard var outgoing = peers.removeValue(forKey: peer) else { return [.delivered(delivered, to: peer)] }
+        defer { peers[peer] = outgoing }
         var directives: [Directive] = [.delivered(delivered, to: peer)]
         while outgoing.queue.count >= settings.backlog && outgoing.inFlight.count < settings.windowSize {
             let (sequence, documents, covered) = takeBatch(from: &outgoing)
             directives.append(
                 .send(.batch(sequence: sequence, documents: documents, acknowledges: [], covered: covered), to: peer))
         }
-        peers[peer] = outgoing
         return directives
     }
 
