@@ -148,33 +148,35 @@ enum Sodium {
         return digest
     }
 
-    /// ChaCha20-Poly1305 (IETF, 96-bit nonce) encryption: ciphertext followed by the 16-byte tag.
-    static func chachaPolyEncrypt(key: [UInt8], nonce: [UInt8], associatedData: [UInt8], plaintext: [UInt8]) -> [UInt8]
-    {
+    /// ChaCha20-Poly1305 (IETF, 96-bit nonce) encryption under Noise's nonce for `nonce` (``withNonce(_:_:)``):
+    /// ciphertext followed by the 16-byte tag.
+    static func chachaPolyEncrypt(key: [UInt8], nonce: UInt64, associatedData: [UInt8], plaintext: [UInt8]) -> [UInt8] {
         ensureInitialised()
         var ciphertext = [UInt8](repeating: 0, count: plaintext.count + 16)
         var length: UInt64 = 0
-        crypto_aead_chacha20poly1305_ietf_encrypt(
-            &ciphertext, &length, plaintext, UInt64(plaintext.count), associatedData, UInt64(associatedData.count), nil,
-            nonce, key)
+        withNonce(nonce) { nonce in
+            _ = crypto_aead_chacha20poly1305_ietf_encrypt(
+                &ciphertext, &length, plaintext, UInt64(plaintext.count), associatedData, UInt64(associatedData.count),
+                nil, nonce, key)
+        }
         return ciphertext
     }
 
-    /// ChaCha20-Poly1305 (IETF) decryption; nil when the tag does not match.
-    static func chachaPolyDecrypt(
-        key: [UInt8], nonce: [UInt8], associatedData: [UInt8], ciphertext: [UInt8]
-    ) -> [UInt8]? {
-        aeadDecrypt(crypto_aead_chacha20poly1305_ietf_decrypt, key, nonce, associatedData, ciphertext)
+    /// ChaCha20-Poly1305 (IETF) decryption under Noise's nonce for `nonce`; nil when the tag does not match.
+    static func chachaPolyDecrypt(key: [UInt8], nonce: UInt64, associatedData: [UInt8], ciphertext: [UInt8]) -> [UInt8]? {
+        withNonce(nonce) { nonce in
+            aeadDecrypt(crypto_aead_chacha20poly1305_ietf_decrypt, key, nonce, associatedData, ciphertext)
+        }
     }
 
     /// ChaCha20-Poly1305 (IETF) of `payload` with `header` as associated data, into one buffer: the header, the
     /// ciphertext, then the 16-byte tag. A datagram is made in one allocation.
     static func chachaPolySeal(key: [UInt8], nonce: UInt64, header: [UInt8], payload: [UInt8]) -> [UInt8] {
         ensureInitialised()
-        var datagram = [UInt8](repeating: 0, count: header.count + payload.count + 16)
+        var datagram = header
+        datagram.append(contentsOf: repeatElement(0, count: payload.count + 16))
         withNonce(nonce) { nonce in
             datagram.withUnsafeMutableBufferPointer { out in
-                for (index, byte) in header.enumerated() { out[index] = byte }
                 var length: UInt64 = 0
                 _ = crypto_aead_chacha20poly1305_ietf_encrypt(
                     out.baseAddress! + header.count, &length, payload, UInt64(payload.count), header,
@@ -238,7 +240,7 @@ enum Sodium {
             UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt64>?, UnsafeMutablePointer<UInt8>?,
             UnsafePointer<UInt8>, UInt64, UnsafePointer<UInt8>?, UInt64, UnsafePointer<UInt8>, UnsafePointer<UInt8>
         ) -> Int32,
-        _ key: [UInt8], _ nonce: [UInt8], _ associatedData: [UInt8], _ ciphertext: [UInt8]
+        _ key: [UInt8], _ nonce: UnsafePointer<UInt8>, _ associatedData: [UInt8], _ ciphertext: [UInt8]
     ) -> [UInt8]? {
         ensureInitialised()
         guard ciphertext.count >= 16 else { return nil }

@@ -23,7 +23,7 @@ public struct NoiseCipherState: Sendable, Equatable {
         guard nonce < .max else { throw .nonceExhausted }
         defer { nonce += 1 }
         return Sodium.chachaPolyEncrypt(
-            key: key, nonce: Self.nonceBytes(nonce), associatedData: associatedData, plaintext: plaintext)
+            key: key, nonce: nonce, associatedData: associatedData, plaintext: plaintext)
     }
 
     /// DECRYPT(k, n++, ad, ciphertext); the counter moves only when decryption succeeds.
@@ -32,7 +32,7 @@ public struct NoiseCipherState: Sendable, Equatable {
         guard nonce < .max else { throw .nonceExhausted }
         guard
             let plaintext = Sodium.chachaPolyDecrypt(
-                key: key, nonce: Self.nonceBytes(nonce), associatedData: associatedData, ciphertext: ciphertext)
+                key: key, nonce: nonce, associatedData: associatedData, ciphertext: ciphertext)
         else { throw .decryptionFailed }
         nonce += 1
         return plaintext
@@ -45,7 +45,7 @@ public struct NoiseCipherState: Sendable, Equatable {
     ) throws(NoiseError) -> [UInt8] {
         guard let key else { throw .decryptionFailed }
         return Sodium.chachaPolyEncrypt(
-            key: key, nonce: Self.nonceBytes(explicit), associatedData: associatedData, plaintext: plaintext)
+            key: key, nonce: explicit, associatedData: associatedData, plaintext: plaintext)
     }
 
     /// ``encrypt(_:nonce:associatedData:)`` with `header` as the associated data, returning the header followed
@@ -67,12 +67,7 @@ public struct NoiseCipherState: Sendable, Equatable {
     public mutating func rekey() {
         guard let key else { return }
         let next = Sodium.chachaPolyEncrypt(
-            key: key, nonce: Self.nonceBytes(.max), associatedData: [], plaintext: [UInt8](repeating: 0, count: 32))
+            key: key, nonce: .max, associatedData: [], plaintext: [UInt8](repeating: 0, count: 32))
         self.key = Array(next.prefix(32))
-    }
-
-    /// ChaChaPoly's nonce: 32 zero bits, then the counter little-endian.
-    private static func nonceBytes(_ counter: UInt64) -> [UInt8] {
-        [0, 0, 0, 0] + (0..<8).map { UInt8(truncatingIfNeeded: counter >> (8 * UInt64($0))) }
     }
 }
