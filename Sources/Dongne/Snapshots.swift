@@ -72,7 +72,8 @@ extension QuerySnapshot {
 /// compares and diffs the snapshots its listeners hold, and copying a box is one reference count where copying
 /// the fields would be a dozen (and a few hundred bytes), on the path between the socket and the callback.
 public struct MessageSnapshot: SnapshotDocument, Hashable, CustomReflectable {
-    private let fields: Fields
+    private let box: Box
+    private var fields: Fields { box.fields }
 
     /// The message's id (content address).
     public var id: DocumentID { fields.id }
@@ -113,20 +114,21 @@ public struct MessageSnapshot: SnapshotDocument, Hashable, CustomReflectable {
         id: DocumentID, author: PublicKey, created: UInt64, message: Message, reportCount: Int, isActive: Bool,
         metadata: SnapshotMetadata
     ) {
-        fields = Fields(
-            id: id, channel: message.channel, author: author, senderName: message.senderName, created: created,
-            content: message.content, reportCount: reportCount, isActive: isActive, metadata: metadata, photo: nil)
+        box = Box(
+            Fields(
+                id: id, channel: message.channel, author: author, senderName: message.senderName, created: created,
+                content: message.content, reportCount: reportCount, isActive: isActive, metadata: metadata,
+                photo: nil))
     }
 
-    private init(_ fields: Fields) { self.fields = fields }
+    private init(_ fields: Fields) { box = Box(fields) }
 
     /// The same message with new derived state; this very snapshot (its box shared) when nothing changed.
     func with(reportCount: Int, isActive: Bool, metadata: SnapshotMetadata) -> MessageSnapshot {
-        guard reportCount != self.reportCount || isActive != self.isActive || metadata != self.metadata else {
-            return self
-        }
-        return MessageSnapshot(
-            fields.with(reportCount: reportCount, isActive: isActive, metadata: metadata, photo: photo))
+        guard (reportCount, isActive, metadata) != (self.reportCount, self.isActive, self.metadata) else { return self }
+        var changed = fields
+        (changed.reportCount, changed.isActive, changed.metadata) = (reportCount, isActive, metadata)
+        return MessageSnapshot(changed)
     }
 
     /// The same message with the photo as the library has it now; this very snapshot when that is unchanged.
@@ -134,13 +136,14 @@ public struct MessageSnapshot: SnapshotDocument, Hashable, CustomReflectable {
         guard case .photo(let hash) = content else { return self }
         let photo = photos.snapshot(hash)
         guard photo != self.photo else { return self }
-        return MessageSnapshot(
-            fields.with(reportCount: reportCount, isActive: isActive, metadata: metadata, photo: photo))
+        var changed = fields
+        changed.photo = photo
+        return MessageSnapshot(changed)
     }
 
     /// Equal when every field is: at once when both share their box.
     public static func == (lhs: MessageSnapshot, rhs: MessageSnapshot) -> Bool {
-        lhs.fields === rhs.fields || lhs.fields.hasEqualValues(to: rhs.fields)
+        lhs.box === rhs.box || lhs.fields == rhs.fields
     }
 
     /// Hashes every field, as `==` compares them.
@@ -148,68 +151,26 @@ public struct MessageSnapshot: SnapshotDocument, Hashable, CustomReflectable {
 
     /// Its fields, as `print`, `dump` and test failures show them (not the box that holds them).
     public var customMirror: Mirror {
-        Mirror(
-            self,
-            children: [
-                "id": id, "channel": channel, "author": author, "senderName": senderName, "created": created,
-                "content": content, "reportCount": reportCount, "isActive": isActive, "metadata": metadata,
-                "photo": photo as Any,
-            ],
-            displayStyle: .struct)
+        Mirror(self, children: Mirror(reflecting: fields).children, displayStyle: .struct)
     }
 
-    /// The fields, never changed once made: a changed snapshot gets a box of its own.
-    private final class Fields: Sendable {
+    /// Every field, compared and hashed as the value is.
+    private struct Fields: Hashable, Sendable {
         let id: DocumentID
         let channel: ChannelID
         let author: PublicKey
         let senderName: String
         let created: UInt64
         let content: MessageContent
-        let reportCount: Int
-        let isActive: Bool
-        let metadata: SnapshotMetadata
-        let photo: PhotoSnapshot?
+        var reportCount: Int
+        var isActive: Bool
+        var metadata: SnapshotMetadata
+        var photo: PhotoSnapshot?
+    }
 
-        init(
-            id: DocumentID, channel: ChannelID, author: PublicKey, senderName: String, created: UInt64,
-            content: MessageContent, reportCount: Int, isActive: Bool, metadata: SnapshotMetadata, photo: PhotoSnapshot?
-        ) {
-            self.id = id
-            self.channel = channel
-            self.author = author
-            self.senderName = senderName
-            self.created = created
-            self.content = content
-            self.reportCount = reportCount
-            self.isActive = isActive
-            self.metadata = metadata
-            self.photo = photo
-        }
-
-        func with(reportCount: Int, isActive: Bool, metadata: SnapshotMetadata, photo: PhotoSnapshot?) -> Fields {
-            Fields(
-                id: id, channel: channel, author: author, senderName: senderName, created: created, content: content,
-                reportCount: reportCount, isActive: isActive, metadata: metadata, photo: photo)
-        }
-
-        func hasEqualValues(to other: Fields) -> Bool {
-            id == other.id && channel == other.channel && author == other.author && senderName == other.senderName
-                && created == other.created && content == other.content && reportCount == other.reportCount
-                && isActive == other.isActive && metadata == other.metadata && photo == other.photo
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(id)
-            hasher.combine(channel)
-            hasher.combine(author)
-            hasher.combine(senderName)
-            hasher.combine(created)
-            hasher.combine(content)
-            hasher.combine(reportCount)
-            hasher.combine(isActive)
-            hasher.combine(metadata)
-            hasher.combine(photo)
-        }
+    /// The fields, shared by every copy and never changed: a changed snapshot gets a box of its own.
+    private final class Box: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
     }
 }

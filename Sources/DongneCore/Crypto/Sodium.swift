@@ -163,7 +163,9 @@ enum Sodium {
     }
 
     /// ChaCha20-Poly1305 (IETF) decryption under Noise's nonce for `nonce`; nil when the tag does not match.
-    static func chachaPolyDecrypt(key: [UInt8], nonce: UInt64, associatedData: [UInt8], ciphertext: [UInt8]) -> [UInt8]? {
+    static func chachaPolyDecrypt(
+        key: [UInt8], nonce: UInt64, associatedData: [UInt8], ciphertext: [UInt8]
+    ) -> [UInt8]? {
         withNonce(nonce) { nonce in
             aeadDecrypt(crypto_aead_chacha20poly1305_ietf_decrypt, key, nonce, associatedData, ciphertext)
         }
