@@ -87,11 +87,19 @@ static inline int dongne_epoll_control(int epoll, int operation, int fd, uint32_
 // The most events one dongne_epoll_wait call reports.
 #define DONGNE_MAXIMUM_EPOLL_EVENTS 64
 
+#ifndef SYS_epoll_pwait2
+#define SYS_epoll_pwait2 441  // the same number on every architecture (Linux 5.11), for older headers
+#endif
+
+// Set once epoll_pwait2(2) failed other than by a signal (a kernel before 5.11, or a sandbox that forbids it):
+// epoll_wait(2) is used from then on. Every loop's thread reads it, hence the atomic accesses.
+static int dongne_epoll_pwait2_unavailable = 0;
+
 // Waits for at most `nanoseconds` (a negative timeout waits without limit) until a descriptor of `epoll` is
 // ready, and writes the ready descriptors and their events (at most `count`, up to DONGNE_MAXIMUM_EPOLL_EVENTS)
 // into `descriptors` and `events`: struct epoll_event is packed, which Swift does not import. Waits with
-// nanosecond precision by epoll_pwait2(2) (Linux 5.11 and later), else by epoll_wait(2) with the timeout rounded
-// up to a millisecond. Returns how many are ready, or -1 with errno set.
+// nanosecond precision by epoll_pwait2(2), else by epoll_wait(2) with the timeout rounded up to a millisecond.
+// Returns how many are ready, or -1 with errno set.
 static inline int dongne_epoll_wait(int epoll, int *descriptors, uint32_t *events, int count, int64_t nanoseconds) {
     struct epoll_event ready[DONGNE_MAXIMUM_EPOLL_EVENTS];
     if (count > DONGNE_MAXIMUM_EPOLL_EVENTS) count = DONGNE_MAXIMUM_EPOLL_EVENTS;
@@ -99,12 +107,12 @@ static inline int dongne_epoll_wait(int epoll, int *descriptors, uint32_t *event
     if (nanoseconds < 0) {
         found = epoll_wait(epoll, ready, count, -1);
     } else {
-#ifdef SYS_epoll_pwait2
-        struct timespec limit = { .tv_sec = nanoseconds / 1000000000, .tv_nsec = nanoseconds % 1000000000 };
-        found = (int)syscall(SYS_epoll_pwait2, epoll, ready, count, &limit, NULL, 0);
-        if (found < 0 && errno == ENOSYS)
-#endif
-        {
+        if (!__atomic_load_n(&dongne_epoll_pwait2_unavailable, __ATOMIC_RELAXED)) {
+            struct timespec limit = { .tv_sec = nanoseconds / 1000000000, .tv_nsec = nanoseconds % 1000000000 };
+            found = (int)syscall(SYS_epoll_pwait2, epoll, ready, count, &limit, NULL, 0);
+            if (found < 0 && errno != EINTR) __atomic_store_n(&dongne_epoll_pwait2_unavailable, 1, __ATOMIC_RELAXED);
+        }
+        if (__atomic_load_n(&dongne_epoll_pwait2_unavailable, __ATOMIC_RELAXED)) {
             int64_t milliseconds = (nanoseconds + 999999) / 1000000;
             found = epoll_wait(epoll, ready, count, milliseconds > INT_MAX ? INT_MAX : (int)milliseconds);
         }

@@ -324,7 +324,9 @@ extension EventLoop {
 
         func update(_ descriptor: Int32, _ interest: Interest) {
             let wake = state.withLock { state in
-                guard var watch = state.watches[descriptor] else { return false }
+                guard var watch = state.watches[descriptor],
+                    watch.readable != interest.readable || watch.writable != interest.writable
+                else { return false }  // unchanged: a connection asks after every write
                 (watch.readable, watch.writable) = (interest.readable, interest.writable)
                 watch.registration = register(descriptor, watch, was: watch.registration)
                 state.watches[descriptor] = watch
@@ -344,10 +346,9 @@ extension EventLoop {
                 return .epoll
             }
             if dongne_epoll_control(epoll, EPOLL_CTL_ADD, descriptor, watch.events) == 0 { return .epoll }
-            // Already in the set: a descriptor of the same number closed while watched left its entry there.
-            if errno == EEXIST && dongne_epoll_control(epoll, EPOLL_CTL_MOD, descriptor, watch.events) == 0 {
-                return .epoll
-            }
+            // A regular file (EPERM), or no room for another watch (ENOSPC, ENOMEM): looked at every turn instead,
+            // which keeps a socket working, slowly; a descriptor closed already (EBADF) shows its owner an error
+            // on its next read or write.
             return .refused
         }
 

@@ -99,13 +99,7 @@ import DongneSystem
         }
         #expect(log.all.map(\.0) == [7, 8, 9])
         #expect(log.all.allSatisfy { $0.1 })
-        let unwatched = Log<Bool>()
-        loop.execute {
-            loop.unwatch(reader)
-            close(reader)
-            unwatched.add(true)
-        }
-        #expect(await Self.eventually { !unwatched.all.isEmpty })
+        #expect(await Self.unwatchAndClose(reader, on: loop))
     }
 
     /// epoll refuses a regular file; the loop still treats one as poll(2) does, ready for what it is watched for.
@@ -122,13 +116,7 @@ import DongneSystem
             while read(file, &byte, 1) == 1 { bytes.add(byte) }
         }
         #expect(await Self.eventually { bytes.all == [1, 2, 3] })
-        let unwatched = Log<Bool>()
-        loop.execute {
-            loop.unwatch(file)
-            close(file)
-            unwatched.add(true)
-        }
-        #expect(await Self.eventually { !unwatched.all.isEmpty })
+        #expect(await Self.unwatchAndClose(file, on: loop))
     }
 
     /// What a descriptor is watched for changes while the loop sleeps, from a thread standing in for the loop:
@@ -154,13 +142,7 @@ import DongneSystem
         #expect(changed)
         #expect(await Self.eventually { readiness.all.contains(.reading) })
         #expect(readiness.all.allSatisfy { $0 == .reading })
-        let unwatched = Log<Bool>()
-        loop.execute {
-            loop.unwatch(watched)
-            close(watched)
-            unwatched.add(true)
-        }
-        #expect(await Self.eventually { !unwatched.all.isEmpty })
+        #expect(await Self.unwatchAndClose(watched, on: loop))
     }
 
     /// A descriptor unwatched and closed leaves nothing behind, even when its file stays open under another
@@ -208,10 +190,7 @@ import DongneSystem
         #expect(calls.all.count == 1, "the handler ran \(calls.all.count) times")
         #expect(calls.all.first == [9])
         #expect(firstCalls.all.isEmpty)
-        loop.execute {
-            loop.unwatch(reader)
-            close(reader)
-        }
+        #expect(await Self.unwatchAndClose(reader, on: loop))
     }
 
     /// One read buffer per loop, lent to its work: every loan is the same 64 KiB, so a read allocates nothing.
@@ -280,6 +259,17 @@ import DongneSystem
     }
 
     /// Waits up to 10 s for `condition`, looking every 10 ms.
+    /// Unwatches `descriptor` and closes it on `loop`, as its owners do; whether that was done.
+    static func unwatchAndClose(_ descriptor: Int32, on loop: EventLoop) async -> Bool {
+        let done = Log<Bool>()
+        loop.execute {
+            loop.unwatch(descriptor)
+            close(descriptor)
+            done.add(true)
+        }
+        return await eventually { !done.all.isEmpty }
+    }
+
     static func eventually(_ condition: @Sendable () -> Bool) async -> Bool {
         for _ in 0..<1_000 {
             if condition() { return true }
