@@ -218,8 +218,7 @@ public final class TCPConnection: Sendable {
     }
 
     /// Closes the connection now; `onClose` is not called. Idempotent; from any thread. The descriptor is
-    /// unwatched and closed by the loop's own thread, in that order, so that the loop never hears of a
-    /// descriptor number reused meanwhile as this connection's.
+    /// closed by the loop's own thread, so that its poll never holds a descriptor number reused meanwhile.
     public func close() {
         let first = state.withLock { state -> Bool in
             defer { (state.closed, state.onReceive, state.onClose) = (true, nil, nil) }
