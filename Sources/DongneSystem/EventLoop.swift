@@ -170,6 +170,9 @@ extension EventLoop {
         var readable: Bool
         var writable: Bool
         let handler: @Sendable (Interest) -> Void
+        /// Which watch of its descriptor number this is (see ``Core/watch(_:_:)``): a number closed and reused
+        /// while one poll's results are handled is watched afresh, with another generation.
+        var generation: UInt64 = 0
 
         var events: Int16 { (readable ? Int16(POLLIN) : 0) | (writable ? Int16(POLLOUT) : 0) }
     }
@@ -191,6 +194,8 @@ extension EventLoop {
             /// Scheduled work by deadline and number (the order it was scheduled in, for equal deadlines).
             var timers: [UInt64: (deadline: ContinuousClock.Instant, work: @Sendable () -> Void)] = [:]
             var nextTimer: UInt64 = 1
+            /// The generation the next watch gets.
+            var nextWatch: UInt64 = 1
             /// The deadline the timerfd is armed for (a timer the loop's own thread scheduled may come earlier).
             var armed: ContinuousClock.Instant?
             /// The earliest timer the loop's own thread scheduled since the timerfd was last armed for them all
@@ -258,8 +263,16 @@ extension EventLoop {
             if wake { signal() }
         }
 
+        /// Each watch gets a generation of its own, so that what one poll reported for a descriptor reaches only
+        /// the watch that poll held: a handler may close another watched descriptor that the same poll found
+        /// ready, and a descriptor opened meanwhile (by that handler, or by a thread inside ``isolatedIfFree(_:)``)
+        /// may take its number. Its watch must not hear the old one's readiness: a connection still connecting
+        /// would take it for "writable", that is, connected.
         func watch(_ descriptor: Int32, _ handler: Watch) {
             let wake = state.withLock { state in
+                var handler = handler
+                handler.generation = state.nextWatch
+                state.nextWatch += 1
                 state.watches[descriptor] = handler
                 defer { state.sleeping = false }
                 return state.sleeping
@@ -412,8 +425,11 @@ extension EventLoop {
                 _ = Glibc.read(wakeup, &count, MemoryLayout<UInt64>.size)
             }
             for entry in descriptors.dropFirst(2) where entry.revents != 0 {
-                // Looked up again: an earlier handler may have unwatched it, or changed what it waits for.
-                guard let watch = state.withLock({ $0.watches[entry.fd] }) else { continue }
+                // Looked up again: an earlier handler may have unwatched it, changed what it waits for, or closed it
+                // and watched a new descriptor of the same number, which this poll did not look at.
+                guard let watch = state.withLock({ $0.watches[entry.fd] }),
+                    watch.generation == watches[entry.fd]?.generation
+                else { continue }
                 let failed = entry.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
                 let ready = Interest(
                     readable: watch.readable && (failed || entry.revents & Int16(POLLIN) != 0),

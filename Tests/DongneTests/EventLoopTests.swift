@@ -108,6 +108,53 @@ import DongneSystem
         #expect(await Self.eventually { !unwatched.all.isEmpty })
     }
 
+    /// Two descriptors ready in one turn; the first handler to run unwatches the other, and a new descriptor takes
+    /// its number and is watched. What the poll reported for the old one reaches no handler (a connection still
+    /// connecting would take it for "writable"); the new one's handler runs once the new one is ready.
+    @Test func anEventOfADescriptorReplacedInTheSameTurnReachesNoHandler() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        let pipes = (0..<3).map { _ in
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            #expect(fcntl(ends[0], F_SETFL, O_NONBLOCK) == 0)
+            return (reader: ends[0], writer: ends[1])
+        }
+        let (first, second, replacement) = (pipes[0], pipes[1], pipes[2])
+        defer { for end in [first.writer, second.writer, replacement.writer, replacement.reader] { close(end) } }
+        let replacementReads = Log<Int>()  // bytes read by each call of the new handler
+        let replaced = Log<Int32>()
+        let drain: @Sendable (Int32) -> Int = { descriptor in
+            var (byte, count): (UInt8, Int) = (0, 0)
+            while read(descriptor, &byte, 1) == 1 { count += 1 }
+            return count
+        }
+        let replace: @Sendable (Int32) -> Void = { other in
+            guard replaced.all.isEmpty else { return }
+            replaced.add(other)
+            loop.unwatch(other)
+            _ = dup2(replacement.reader, other)  // closes the other pipe's end and reuses its number, in one step
+            loop.watch(other) { replacementReads.add(drain(other)) }
+        }
+        loop.watch(first.reader) { _ = drain(first.reader); replace(second.reader) }
+        loop.watch(second.reader) { _ = drain(second.reader); replace(first.reader) }
+        // Both become ready while the loop is busy, so that one poll reports both.
+        let busy = DispatchSemaphore(value: 0)
+        loop.execute { busy.wait() }
+        var byte: UInt8 = 1
+        #expect(write(first.writer, &byte, 1) == 1 && write(second.writer, &byte, 1) == 1)
+        busy.signal()
+        #expect(await Self.eventually { !replaced.all.isEmpty })
+        for _ in 0..<3 {  // more turns of the loop
+            let turned = Log<Bool>()
+            loop.execute { turned.add(true) }
+            #expect(await Self.eventually { !turned.all.isEmpty })
+        }
+        #expect(replacementReads.all.isEmpty, "the handler ran \(replacementReads.all.count) times, for nothing")
+        #expect(write(replacement.writer, &byte, 1) == 1)
+        #expect(await Self.eventually { replacementReads.all == [1] })
+        for descriptor in [first.reader, second.reader] { #expect(await Self.unwatchAndClose(descriptor, on: loop)) }
+    }
+
     /// One read buffer per loop, lent to its work: every loan is the same 64 KiB, so a read allocates nothing.
     @Test func theReadBufferIsTheLoopsOwnSameEachLoan() async throws {
         let loop = try EventLoop(name: "test-loop")
@@ -171,6 +218,17 @@ import DongneSystem
             (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         })
+    }
+
+    /// Unwatches `descriptor` and closes it on `loop`, as its owners do; whether that was done.
+    static func unwatchAndClose(_ descriptor: Int32, on loop: EventLoop) async -> Bool {
+        let done = Log<Bool>()
+        loop.execute {
+            loop.unwatch(descriptor)
+            close(descriptor)
+            done.add(true)
+        }
+        return await eventually { !done.all.isEmpty }
     }
 
     /// Waits up to 10 s for `condition`, looking every 10 ms.
