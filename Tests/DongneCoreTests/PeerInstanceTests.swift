@@ -98,6 +98,39 @@ import Testing
         #expect(Self.dials(core.handle(.timer, now: 1_020)) == [Self.address])
     }
 
+    /// A document sent over a session that then closes as a duplicate may have been stored by the peer, whose
+    /// acknowledgement then has no session to come back on: what was owed to the peer on it goes on the session
+    /// that stays, so that the peer gets it (or acknowledges it again) and a local write does not stay pending.
+    @Test func whatWasOwedOnASessionClosedAsADuplicateGoesOnTheOneThatStays() throws {
+        var core = Self.core(Self.sorted[3])
+        let smaller = Self.sorted[0]
+        _ = core.handle(.connect(Self.address), now: 0)
+        Self.establish(&core, 1, with: smaller, dialled: Self.address)
+        Self.establish(&core, 2, with: smaller)
+        _ = core.handle(Self.message(.channels([Self.channel]), on: 1), now: 1)
+        // One of this node's own envelopes leaves by one session: the only one that said it carries the channel.
+        let own = Self.document(by: Self.sorted[3], "stemmed")
+        let stem = core.handle(.stem(GossipDocument(id: own.id, bytes: own.bytes), channel: Self.channel), now: 2)
+            + core.handle(.timer, now: 200)
+        #expect(Self.batches(stem, to: 1).contains { $0.documents == [own.bytes] })
+        // The peer's session carries a message: this node's dial closes, with the batch unacknowledged on it.
+        let used = core.handle(Self.message(.channels([Self.channel]), on: 2), now: 300)
+            + core.handle(.timer, now: 500)
+        #expect(Self.goodbyes(used) == [PeerID(1)])
+        let resent = try #require(Self.batches(used, to: 2).first { $0.documents == [own.bytes] })
+        let acknowledged = core.handle(Self.message(.acknowledge([resent.sequence]), on: 2), now: 600)
+        #expect(acknowledged.contains(.acknowledged([own.id])))
+    }
+
+    /// The batches among `directives` sent over session `id`: their sequence numbers and documents' bytes.
+    static func batches(_ directives: [PeerInstance.Directive], to id: UInt64) -> [(sequence: UInt64, documents: [[UInt8]])] {
+        directives.compactMap { directive in
+            guard case .send(.batch(let sequence, let documents, _, _), let peer) = directive, peer == PeerID(id)
+            else { return nil }
+            return (sequence, documents)
+        }
+    }
+
     private func leftSummary(_ directives: [PeerInstance.Directive]) -> LinkSummary? {
         directives.compactMap { if case .notify(.left(let summary, _)) = $0 { summary } else { nil } }.first
     }

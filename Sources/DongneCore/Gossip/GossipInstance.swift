@@ -52,6 +52,11 @@ public struct GossipInstance: Sendable {
         case connected(PeerID, channels: Set<ChannelID>, tag: PeerTag? = nil)
         /// The session is gone.
         case disconnected(PeerID)
+        /// The session is gone, and its peer is still connected by another (a duplicate closed): what was owed to
+        /// the peer on the old one, queued or in batches in flight, goes on the other. The peer may have stored a
+        /// batch whose acknowledgement had no session left to come back on; sent again, it is acknowledged again,
+        /// and the documents' pending state clears.
+        case replaced(PeerID, by: PeerID)
         /// This node wrote and stored a document.
         case published(id: DocumentID, channel: ChannelID?, bytes: [UInt8])
         /// A document this node published did not commit (its disk is full, say): no longer known here, so that
@@ -203,9 +208,11 @@ public struct GossipInstance: Sendable {
             peers[peer] = Outgoing(channels: channels, tag: tag)
             return []
         case .disconnected(let peer):
-            peers[peer] = nil
-            incoming = incoming.filter { $0.value.peer != peer }
+            disconnect(peer)
             return []
+        case .replaced(let peer, let successor):
+            let owed = disconnect(peer)
+            return offer(owed, to: successor)
         case .published(let id, let channel, let bytes):
             guard known.insert(id).inserted else { return [] }
             return enqueue(id, bytes: bytes, channel: channel, except: nil, covered: [])
@@ -231,6 +238,16 @@ public struct GossipInstance: Sendable {
             peers[peer]?.datagramPayloadLimit = limit
             return []
         }
+    }
+
+    /// Forgets a peer's session; the documents that were owed to it (in batches in flight, oldest first, then
+    /// queued).
+    @discardableResult
+    private mutating func disconnect(_ peer: PeerID) -> [GossipDocument] {
+        incoming = incoming.filter { $0.value.peer != peer }
+        guard let outgoing = peers.removeValue(forKey: peer) else { return [] }
+        let inFlight = outgoing.inFlight.sorted { $0.key < $1.key }.flatMap(\.value.documents)
+        return (inFlight + outgoing.queue).map { GossipDocument(id: $0.id, bytes: $0.bytes) }
     }
 
     private mutating func offer(_ documents: [GossipDocument], to peer: PeerID) -> [Directive] {

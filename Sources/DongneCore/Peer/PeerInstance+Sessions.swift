@@ -92,7 +92,9 @@ extension PeerInstance {
                 scheduleRedial(covered)
             }
         }
-        followGossip(gossip.handle(.disconnected(id)))
+        // A duplicate closed: what the peer was owed on it goes on the session that stays.
+        let successor = link.peer.flatMap { peer in links.keys.sorted().first { links[$0]?.peer == peer } }
+        followGossip(gossip.handle(successor.map { .replaced(id, by: $0) } ?? .disconnected(id)))
         followBlobs(.peerLeft(id))
         guard let summary = link.summary else {
             membershipSessionEnded(link)
