@@ -66,7 +66,10 @@ extension Node {
         if !(await committed.value) { source.arrivingDirect.removeSent(inner.id) }
         await hub.refreshDirect()
         _ = try await durable.value.get()
-        let row = DirectMessageRow(document: inner, correspondent: recipient, isOutgoing: true, isPending: true, read: nil)
+        // Pending unless a peer stored the envelope already: its acknowledgement may come before this commit.
+        let row = DirectMessageRow(
+            document: inner, correspondent: recipient, isOutgoing: true, isPending: store.isPendingWrite(envelope.id),
+            read: nil)
         return source.directSnapshot(row, isFromCache: await hub.isFromCache(DirectSpace.id))!
     }
 

@@ -191,6 +191,12 @@ extension Store {
         pendingLocalWrites.update { pending in ids.filter { pending.remove($0) != nil } }
     }
 
+    /// Whether a local write is pending: no peer has acknowledged it yet (as far as this node knows now, in
+    /// memory: the set ``takePendingWrites(among:)`` takes from).
+    public func isPendingWrite(_ id: DocumentID) -> Bool {
+        pendingLocalWrites.update { $0.contains(id) }
+    }
+
     /// Durably clears the pending state of local writes ``takePendingWrites(among:)`` returned; those it
     /// cleared.
     public func clearPending(_ pending: [DocumentID]) async throws(StoreError) -> [DocumentID] {

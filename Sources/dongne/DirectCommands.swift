@@ -95,7 +95,12 @@ final class DirectCommands: Sendable {
     func send(_ text: String, to correspondent: PublicKey) async throws {
         await follow(correspondent)
         let sent = try await node.conversation(with: correspondent).send(text)
-        let viewing = state.withLock { $0.viewing == correspondent }
+        let viewing = state.withLock { state in
+            guard state.viewing != correspondent else { return true }
+            // The line below shows this status: a later snapshot that differs says so in a line of its own.
+            state.feeds[correspondent]?.status[sent.id] = Status(sent)
+            return false
+        }
         if !viewing { write([sent], live: true) }
     }
 

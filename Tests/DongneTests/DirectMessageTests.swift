@@ -14,7 +14,8 @@ import Testing
         defer { a.stop(); b.stop() }
         let toB = a.node.conversation(with: b.node.publicKey)
         let sent = try await toB.send("내일 7시에 봐요")
-        #expect(sent.isOutgoing && !sent.isRead && sent.metadata.hasPendingWrites)
+        // Pending unless B stored it before A's own commit (see the next test).
+        #expect(sent.isOutgoing && !sent.isRead)
 
         let conversation = try await Self.first(b.node.conversations.snapshots()) { $0.documents.first?.unreadCount == 1 }
         let entry = try #require(conversation.documents.first)
@@ -38,6 +39,40 @@ import Testing
         let read = try await readOnA.value
         #expect(read.documentChanges.map(\.type) == [.modified])
         #expect(try await b.node.conversations.getDocuments().documents.first?.unreadCount == 0)
+    }
+
+    /// `send` returns once the message is durable here, and says what is true then: a message that a peer
+    /// stored before this node's own commit is returned as stored, not pending. (The REPL printed such a message
+    /// as waiting for a peer, and never said it was stored.)
+    @Test func aMessageAPeerStoredBeforeItsOwnCommitIsReturnedAsStored() async throws {
+        // A holds its commits for up to 2 s; the peer's acknowledgement, which the test sends once the envelope
+        // came, makes A commit at once (clearing a pending write is not held).
+        let a = try await TestNode.start(name: "민지", deferredCommitDelay: .seconds(2), listen: true)
+        defer { a.stop() }
+        let port = try #require(a.node.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
+        let key = SigningKey.generate()
+        let peer = try await RawPeer(port: port, identity: key, keepsAlive: false)
+        #expect(await peer.waitUntilEstablished())
+        peer.send(.channels([DirectSpace.id]))
+        let sending = Task { try await a.node.conversation(with: key.publicKey).send("먼저 저장됐어요") }
+        let envelope = await ReconnectionTests.eventually(seconds: 10) { Self.envelopeBatch(in: peer.messages) != nil }
+        let sequence = try #require(Self.envelopeBatch(in: peer.messages), "no envelope came: \(peer.state)")
+        #expect(envelope)
+        peer.send(.acknowledge([sequence]))
+        let sent = try await sending.value
+        #expect(!sent.metadata.hasPendingWrites)
+    }
+
+    /// The sequence number of the first batch among `messages` that carries a sealed envelope.
+    static func envelopeBatch(in messages: [GossipMessage]) -> UInt64? {
+        for case .batch(let sequence, let documents, _, _) in messages {
+            let sealed = documents.contains { bytes in
+                guard case .sealed = (try? UnverifiedDocument(parsing: bytes))?.body else { return false }
+                return true
+            }
+            if sealed { return sequence }
+        }
+        return nil
     }
 
     /// A person is written to by the name seen on their message: at once, while its commit may still wait (the
