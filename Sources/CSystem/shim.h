@@ -1,10 +1,13 @@
 #ifndef DONGNE_CSYSTEM_SHIM_H
 #define DONGNE_CSYSTEM_SHIM_H
+#include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -66,12 +69,63 @@ static inline int dongne_eventfd(void) {
     return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
 
-// poll(2) with a timeout in nanoseconds, as ppoll(2) takes it (glibc declares ppoll only under _GNU_SOURCE);
-// a negative timeout waits without limit. Returns what poll returns, with errno set on -1.
-static inline int dongne_poll(struct pollfd *descriptors, nfds_t count, int64_t nanoseconds) {
-    if (nanoseconds < 0) return (int)syscall(SYS_ppoll, descriptors, count, NULL, NULL, 0);
-    struct timespec limit = { .tv_sec = nanoseconds / 1000000000, .tv_nsec = nanoseconds % 1000000000 };
-    return (int)syscall(SYS_ppoll, descriptors, count, &limit, NULL, 0);
+// A close-on-exec epoll(7) instance, or -1 with errno set.
+static inline int dongne_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+// epoll_ctl(2) of `fd` with `events` (level-triggered); the event's data is the descriptor and `generation` (the
+// watch it is for, which dongne_epoll_wait hands back beside it). `operation` is EPOLL_CTL_ADD, EPOLL_CTL_MOD or
+// EPOLL_CTL_DEL. Returns 0, or -1 with errno set.
+static inline int dongne_epoll_control(int epoll, int operation, int fd, uint32_t events, uint32_t generation) {
+    struct epoll_event event;
+    memset(&event, 0, sizeof event);
+    event.events = events;
+    event.data.u64 = ((uint64_t)generation << 32) | (uint32_t)fd;
+    return epoll_ctl(epoll, operation, fd, &event);
+}
+
+// The most events one dongne_epoll_wait call reports.
+#define DONGNE_MAXIMUM_EPOLL_EVENTS 64
+
+#ifndef SYS_epoll_pwait2
+#define SYS_epoll_pwait2 441  // the same number on every architecture (Linux 5.11), for older headers
+#endif
+
+// Set once epoll_pwait2(2) failed other than by a signal (a kernel before 5.11, or a sandbox that forbids it):
+// epoll_wait(2) is used from then on. Every loop's thread reads it, hence the atomic accesses.
+static int dongne_epoll_pwait2_unavailable = 0;
+
+// Waits for at most `nanoseconds` (a negative timeout waits without limit) until a descriptor of `epoll` is
+// ready, and writes the ready descriptors, the generation each was registered with, and their events (at most
+// `count`, up to DONGNE_MAXIMUM_EPOLL_EVENTS) into `descriptors`, `generations` and `events`: struct epoll_event
+// is packed, which Swift does not import. Waits with
+// nanosecond precision by epoll_pwait2(2), else by epoll_wait(2) with the timeout rounded up to a millisecond.
+// Returns how many are ready, or -1 with errno set.
+static inline int dongne_epoll_wait(
+    int epoll, int *descriptors, uint32_t *generations, uint32_t *events, int count, int64_t nanoseconds) {
+    struct epoll_event ready[DONGNE_MAXIMUM_EPOLL_EVENTS];
+    if (count > DONGNE_MAXIMUM_EPOLL_EVENTS) count = DONGNE_MAXIMUM_EPOLL_EVENTS;
+    int found = -1;
+    if (nanoseconds < 0) {
+        found = epoll_wait(epoll, ready, count, -1);
+    } else {
+        if (!__atomic_load_n(&dongne_epoll_pwait2_unavailable, __ATOMIC_RELAXED)) {
+            struct timespec limit = { .tv_sec = nanoseconds / 1000000000, .tv_nsec = nanoseconds % 1000000000 };
+            found = (int)syscall(SYS_epoll_pwait2, epoll, ready, count, &limit, NULL, 0);
+            if (found < 0 && errno != EINTR) __atomic_store_n(&dongne_epoll_pwait2_unavailable, 1, __ATOMIC_RELAXED);
+        }
+        if (__atomic_load_n(&dongne_epoll_pwait2_unavailable, __ATOMIC_RELAXED)) {
+            int64_t milliseconds = (nanoseconds + 999999) / 1000000;
+            found = epoll_wait(epoll, ready, count, milliseconds > INT_MAX ? INT_MAX : (int)milliseconds);
+        }
+    }
+    for (int index = 0; index < found; index++) {
+        descriptors[index] = (int)(uint32_t)ready[index].data.u64;
+        generations[index] = (uint32_t)(ready[index].data.u64 >> 32);
+        events[index] = ready[index].events;
+    }
+    return found;
 }
 
 // A non-blocking, close-on-exec timerfd(2) on CLOCK_MONOTONIC, or -1.

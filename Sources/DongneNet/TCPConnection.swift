@@ -218,7 +218,8 @@ public final class TCPConnection: Sendable {
     }
 
     /// Closes the connection now; `onClose` is not called. Idempotent; from any thread. The descriptor is
-    /// closed by the loop's own thread, so that its poll never holds a descriptor number reused meanwhile.
+    /// unwatched and closed by the loop's own thread, in that order, so that the loop never hears of a
+    /// descriptor number reused meanwhile as this connection's.
     public func close() {
         let first = state.withLock { state -> Bool in
             defer { (state.closed, state.onReceive, state.onClose) = (true, nil, nil) }

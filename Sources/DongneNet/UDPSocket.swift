@@ -112,8 +112,8 @@ public final class UDPSocket: Sendable {
     /// Bytes sent and received so far.
     public var traffic: (sent: Int, received: Int) { counters.withLock { $0 } }
 
-    /// Stops receiving and closes the socket, on its loop (so that the loop's poll never holds a descriptor
-    /// closed meanwhile). Idempotent.
+    /// Stops receiving and closes the socket, on its loop: unwatched first, so that the loop never hears of a
+    /// descriptor number reused meanwhile as this socket's. Idempotent.
     public func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         loop.execute { [loop, descriptor] in

@@ -7,7 +7,14 @@ import Synchronization
 /// closures handed to ``execute(_:)``, timers (``schedule(at:_:)``: the loop's poll waits until the earliest,
 /// and a timerfd wakes it for one that another thread schedules), and the handlers of the
 /// descriptors it watches (every socket of a node: TCP connections, the listener, the UDP socket) when they are
-/// ready. It sleeps in ppoll(2) on those descriptors, the timerfd, and an eventfd that wakes it for new work.
+/// ready. It sleeps in epoll(7) on those descriptors, the timerfd, and an eventfd that wakes it for new work.
+///
+/// Why epoll rather than poll(2): poll hands the kernel every watched descriptor on each call, which hooks the
+/// thread onto each one's wait queue and unhooks it again when the call returns; a node watches a dozen or so
+/// (its UDP socket, listeners, a TCP connection per session), so each message paid that twice for every one.
+/// An epoll instance keeps the set in the kernel, and a wake-up hands back only what is ready. A descriptor
+/// epoll refuses (a regular file) counts as always ready for what it is watched for, as poll(2) treats one;
+/// while one is watched, the loop looks at it at least every ``refusedDescriptorInterval``.
 ///
 /// Why a node's network has a thread of its own rather than the shared pool: a datagram is then read,
 /// opened, checked and shown to listeners by the thread the kernel wakes for it, with no second thread to
@@ -28,13 +35,23 @@ public final class EventLoop: SerialExecutor, Sendable {
 
     /// Starts the loop's thread, named `name` (at most 15 bytes reach the kernel).
     public init(name: String) throws(SystemError) {
-        let wakeup = try systemCall("eventfd") { dongne_eventfd() }
-        let timer: Int32
-        do { timer = try systemCall("timerfd_create") { dongne_timerfd() } } catch {
-            Glibc.close(wakeup)
+        let epoll = try systemCall("epoll_create1") { dongne_epoll_create() }
+        var opened = [epoll]
+        do {
+            let wakeup = try systemCall("eventfd") { dongne_eventfd() }
+            opened.append(wakeup)
+            let timer = try systemCall("timerfd_create") { dongne_timerfd() }
+            opened.append(timer)
+            for descriptor in [wakeup, timer] {
+                try systemCall("epoll_ctl") {
+                    dongne_epoll_control(epoll, EPOLL_CTL_ADD, descriptor, EPOLLIN.rawValue, 0)
+                }
+            }
+            core = Core(epoll: epoll, wakeup: wakeup, timer: timer)
+        } catch {
+            for descriptor in opened { Glibc.close(descriptor) }
             throw error
         }
-        core = Core(wakeup: wakeup, timer: timer)
         let thread = Thread { [core] in
             dongne_name_thread(name)
             core.run()
@@ -107,8 +124,8 @@ public final class EventLoop: SerialExecutor, Sendable {
         core.cancel(timer)
     }
 
-    /// Stops watching `descriptor`; from the loop itself, so that the loop's next poll no longer holds it (a
-    /// descriptor closed by another thread while poll holds it could be reused meanwhile).
+    /// Stops watching `descriptor`; from the loop itself, before the descriptor is closed (its number may be
+    /// reused at once, by a descriptor someone else watches).
     public func unwatch(_ descriptor: Int32) {
         precondition(isCurrent, "a descriptor is unwatched on its loop")
         core.unwatch(descriptor)
@@ -165,16 +182,36 @@ extension EventLoop {
         fileprivate let number: UInt64
     }
 
+    /// How often the loop looks at the descriptors epoll refused, while one is watched.
+    public static let refusedDescriptorInterval: Duration = .milliseconds(1)
+
     /// A watched descriptor.
     fileprivate struct Watch: Sendable {
         var readable: Bool
         var writable: Bool
         let handler: @Sendable (Interest) -> Void
-        /// Which watch of its descriptor number this is (see ``Core/watch(_:_:)``): a number closed and reused
-        /// while one poll's results are handled is watched afresh, with another generation.
-        var generation: UInt64 = 0
+        /// How the loop learns that it is ready.
+        var registration = Registration.none
+        /// Which watch of the descriptor this is: each ``Core/watch(_:_:)`` takes a new one, and epoll reports it
+        /// with each event. A handler may unwatch and close a descriptor that epoll has reported ready in the same
+        /// turn, and a descriptor opened and watched next may get its number (the lowest free one): the event,
+        /// of the old generation, then reaches no handler. Without it, a connection still connecting would be
+        /// told it was writable.
+        var generation: UInt32 = 0
 
-        var events: Int16 { (readable ? Int16(POLLIN) : 0) | (writable ? Int16(POLLOUT) : 0) }
+        /// What epoll is asked to report (errors and hang-ups it reports whatever it is asked).
+        var events: UInt32 { (readable ? EPOLLIN.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0) }
+    }
+
+    /// How the loop learns that a watched descriptor is ready.
+    fileprivate enum Registration: Sendable, Equatable {
+        /// It does not: the descriptor is watched for nothing now (not in the epoll set, where a hang-up would
+        /// wake the loop again and again for a descriptor nobody reads).
+        case none
+        /// From epoll.
+        case epoll
+        /// epoll refused it (a regular file, say): it counts as ready for what it is watched for, each turn.
+        case refused
     }
 
     /// Work for the loop. Unchecked: an `UnownedJob` is not `Sendable`, yet it is handed to the loop's thread
@@ -194,8 +231,6 @@ extension EventLoop {
             /// Scheduled work by deadline and number (the order it was scheduled in, for equal deadlines).
             var timers: [UInt64: (deadline: ContinuousClock.Instant, work: @Sendable () -> Void)] = [:]
             var nextTimer: UInt64 = 1
-            /// The generation the next watch gets.
-            var nextWatch: UInt64 = 1
             /// The deadline the timerfd is armed for (a timer the loop's own thread scheduled may come earlier).
             var armed: ContinuousClock.Instant?
             /// The earliest timer the loop's own thread scheduled since the timerfd was last armed for them all
@@ -203,6 +238,8 @@ extension EventLoop {
             var earliestUnarmed: ContinuousClock.Instant?
             /// Whether the thread is (about to be) asleep in poll: only then does new work write the eventfd.
             var sleeping = false
+            /// The generation the next watch takes (0 is the eventfd's and the timerfd's).
+            var nextGeneration: UInt32 = 1
             var stopping = false
         }
 
@@ -210,6 +247,7 @@ extension EventLoop {
         private static let maximumWorkPerTurn = 256
 
         private let state = Mutex(State())
+        private let epoll: Int32
         private let wakeup: Int32
         /// A timerfd armed for the earliest timer another thread scheduled, or every timer once some ran.
         private let timerDescriptor: Int32
@@ -219,16 +257,27 @@ extension EventLoop {
         /// uses, which is what makes sharing it safe.
         nonisolated(unsafe) let readBuffer = UnsafeMutableRawBufferPointer.allocate(
             byteCount: EventLoop.readBufferBytes, alignment: 16)
+        /// Where epoll reports the ready descriptors and their events; used only by the loop's own thread.
+        nonisolated(unsafe) private let readyDescriptors = UnsafeMutableBufferPointer<Int32>.allocate(
+            capacity: Int(DONGNE_MAXIMUM_EPOLL_EVENTS))
+        nonisolated(unsafe) private let readyGenerations = UnsafeMutableBufferPointer<UInt32>.allocate(
+            capacity: Int(DONGNE_MAXIMUM_EPOLL_EVENTS))
+        nonisolated(unsafe) private let readyEvents = UnsafeMutableBufferPointer<UInt32>.allocate(
+            capacity: Int(DONGNE_MAXIMUM_EPOLL_EVENTS))
         /// That thread, while it holds `isolation` (0: none).
         private let worker = Atomic<UInt>(0)
 
-        init(wakeup: Int32, timer: Int32) {
+        init(epoll: Int32, wakeup: Int32, timer: Int32) {
+            self.epoll = epoll
             self.wakeup = wakeup
             self.timerDescriptor = timer
         }
 
         deinit {
             readBuffer.deallocate()
+            readyDescriptors.deallocate()
+            readyGenerations.deallocate()
+            readyEvents.deallocate()
         }
 
         var isCurrent: Bool { worker.load(ordering: .acquiring) == UInt(pthread_self()) }
@@ -263,37 +312,65 @@ extension EventLoop {
             if wake { signal() }
         }
 
-        /// Each watch gets a generation of its own, so that what one poll reported for a descriptor reaches only
-        /// the watch that poll held: a handler may close another watched descriptor that the same poll found
-        /// ready, and a descriptor opened meanwhile (by that handler, or by a thread inside ``isolatedIfFree(_:)``)
-        /// may take its number. Its watch must not hear the old one's readiness: a connection still connecting
-        /// would take it for "writable", that is, connected.
+        /// epoll hears of a descriptor at once, whichever thread watches it, even while the loop sleeps: only a
+        /// descriptor it refuses needs the sleeping loop woken, to look at it.
         func watch(_ descriptor: Int32, _ handler: Watch) {
             let wake = state.withLock { state in
-                var handler = handler
-                handler.generation = state.nextWatch
-                state.nextWatch += 1
-                state.watches[descriptor] = handler
-                defer { state.sleeping = false }
-                return state.sleeping
+                var watch = handler
+                watch.generation = state.nextGeneration
+                state.nextGeneration = state.nextGeneration == .max ? 1 : state.nextGeneration + 1
+                watch.registration = register(descriptor, watch, was: state.watches[descriptor]?.registration ?? .none)
+                state.watches[descriptor] = watch
+                return wakeForRefused(watch, &state)
             }
             if wake { signal() }
         }
 
         func unwatch(_ descriptor: Int32) {
-            state.withLock { _ = $0.watches.removeValue(forKey: descriptor) }
+            state.withLock { state in
+                guard let watch = state.watches.removeValue(forKey: descriptor), watch.registration == .epoll else {
+                    return
+                }
+                _ = dongne_epoll_control(epoll, EPOLL_CTL_DEL, descriptor, 0, 0)
+            }
         }
 
         func update(_ descriptor: Int32, _ interest: Interest) {
-            // From a thread inside runIfFree the loop's thread may be asleep in a poll that does not ask for this
-            // yet: it is woken to look again.
             let wake = state.withLock { state in
-                state.watches[descriptor]?.readable = interest.readable
-                state.watches[descriptor]?.writable = interest.writable
-                defer { state.sleeping = false }
-                return state.sleeping
+                guard var watch = state.watches[descriptor],
+                    watch.readable != interest.readable || watch.writable != interest.writable
+                else { return false }  // unchanged: a connection asks after every write
+                (watch.readable, watch.writable) = (interest.readable, interest.writable)
+                watch.registration = register(descriptor, watch, was: watch.registration)
+                state.watches[descriptor] = watch
+                return wakeForRefused(watch, &state)
             }
             if wake { signal() }
+        }
+
+        /// Tells epoll what `descriptor` is watched for now (it was registered as `previous`); how it is
+        /// registered after. Under the state lock, so that epoll's set and `watches` change together.
+        private func register(_ descriptor: Int32, _ watch: Watch, was previous: Registration) -> Registration {
+            guard watch.events != 0 else {
+                if previous == .epoll { _ = dongne_epoll_control(epoll, EPOLL_CTL_DEL, descriptor, 0, 0) }
+                return .none
+            }
+            let (events, generation) = (watch.events, watch.generation)
+            if previous == .epoll && dongne_epoll_control(epoll, EPOLL_CTL_MOD, descriptor, events, generation) == 0 {
+                return .epoll
+            }
+            if dongne_epoll_control(epoll, EPOLL_CTL_ADD, descriptor, events, generation) == 0 { return .epoll }
+            // A regular file (EPERM), or no room for another watch (ENOSPC, ENOMEM): looked at every turn instead,
+            // which keeps a socket working, slowly; a descriptor closed already (EBADF) shows its owner an error
+            // on its next read or write.
+            return .refused
+        }
+
+        /// Whether the loop must be woken for `watch`: it sleeps, and only its own look finds the descriptor.
+        private func wakeForRefused(_ watch: Watch, _ state: inout State) -> Bool {
+            guard watch.registration == .refused, state.sleeping else { return false }
+            state.sleeping = false
+            return true
         }
 
         /// On the loop's own thread nothing is armed: the thread polls next (it is running now) and waits no
@@ -373,9 +450,10 @@ extension EventLoop {
             ownThread.store(UInt(pthread_self()), ordering: .relaxed)
             while true {
                 for item in takeWork() { isolated { perform(item) } }
-                guard let (watches, wait, until) = prepareToPoll() else { break }
-                poll(watches, wait: wait, until: until)
+                guard let (wait, until, refused) = prepareToPoll() else { break }
+                poll(wait: wait, until: until, refused: refused)
             }
+            Glibc.close(epoll)
             Glibc.close(wakeup)
             Glibc.close(timerDescriptor)
         }
@@ -389,14 +467,15 @@ extension EventLoop {
             }
         }
 
-        /// The descriptors to watch now, whether to wait for them (nothing is queued), and the earliest timer's
-        /// deadline; nil once stopping with nothing queued. Before waiting, the loop is marked asleep, under the
-        /// lock that work is queued under, so that work added after this look wakes it.
-        private func prepareToPoll() -> ([Int32: Watch], wait: Bool, until: ContinuousClock.Instant?)? {
+        /// Whether to wait (nothing is queued), the earliest timer's deadline, and whether a descriptor epoll
+        /// refused is watched; nil once stopping with nothing queued. Before waiting, the loop is marked asleep,
+        /// under the lock that work is queued under, so that work added after this look wakes it.
+        private func prepareToPoll() -> (wait: Bool, until: ContinuousClock.Instant?, refused: Bool)? {
             state.withLock { state in
                 if state.stopping && state.work.isEmpty { return nil }
                 state.sleeping = state.work.isEmpty && !state.stopping
-                return (state.watches, state.sleeping, state.earliestUnarmed)
+                let refused = state.watches.values.contains { $0.registration == .refused }
+                return (state.sleeping, state.earliestUnarmed, refused)
             }
         }
 
@@ -407,34 +486,55 @@ extension EventLoop {
             }
         }
 
-        /// Waits (when `wait`) until the eventfd or a watched descriptor is readable, or `until` (the earliest
-        /// timer), then runs the timers due and the handlers of the readable descriptors.
-        private func poll(_ watches: [Int32: Watch], wait: Bool, until: ContinuousClock.Instant?) {
-            var descriptors = [
-                pollfd(fd: wakeup, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: timerDescriptor, events: Int16(POLLIN), revents: 0),
-            ]
-            descriptors += watches.map { pollfd(fd: $0.key, events: $0.value.events, revents: 0) }
-            let ready = dongne_poll(&descriptors, nfds_t(descriptors.count), wait ? Self.timeout(until: until) : 0)
+        /// Waits (when `wait`) until the eventfd or a watched descriptor is ready, or `until` (the earliest
+        /// timer), then runs the timers due and the handlers of the ready descriptors; while a descriptor epoll
+        /// refused is watched (`refused`), waits no longer than ``refusedDescriptorInterval`` and runs its
+        /// handler too.
+        private func poll(wait: Bool, until: ContinuousClock.Instant?, refused: Bool) {
+            let soon = ContinuousClock.now + refusedDescriptorInterval
+            let limit = refused ? min(until ?? soon, soon) : until
+            let count = dongne_epoll_wait(
+                epoll, readyDescriptors.baseAddress, readyGenerations.baseAddress, readyEvents.baseAddress,
+                Int32(readyDescriptors.count),
+                wait ? Self.timeout(until: limit) : 0)
             state.withLock { $0.sleeping = false }
-            let timerDue = descriptors[1].revents != 0 || until.map { $0 <= .now } ?? false
+            let ready = 0..<max(0, Int(count))  // -1: EINTR and the like, look again
+            let timerDue = ready.contains { readyDescriptors[$0] == timerDescriptor } || until.map { $0 <= .now } ?? false
             if timerDue { runDueTimers() }
-            guard ready > 0 else { return }  // a timeout, EINTR and the like: look again
-            if descriptors[0].revents != 0 {
-                var count: UInt64 = 0
-                _ = Glibc.read(wakeup, &count, MemoryLayout<UInt64>.size)
+            for index in ready {
+                let descriptor = readyDescriptors[index]
+                if descriptor == timerDescriptor { continue }
+                if descriptor == wakeup {
+                    var counter: UInt64 = 0
+                    _ = Glibc.read(wakeup, &counter, MemoryLayout<UInt64>.size)
+                    continue
+                }
+                handle(descriptor, generation: readyGenerations[index], events: readyEvents[index])
             }
-            for entry in descriptors.dropFirst(2) where entry.revents != 0 {
-                // Looked up again: an earlier handler may have unwatched it, changed what it waits for, or closed it
-                // and watched a new descriptor of the same number, which this poll did not look at.
-                guard let watch = state.withLock({ $0.watches[entry.fd] }),
-                    watch.generation == watches[entry.fd]?.generation
-                else { continue }
-                let failed = entry.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
-                let ready = Interest(
-                    readable: watch.readable && (failed || entry.revents & Int16(POLLIN) != 0),
-                    writable: watch.writable && (failed || entry.revents & Int16(POLLOUT) != 0))
-                if ready.readable || ready.writable { isolated { watch.handler(ready) } }
+            if refused { handleRefused() }
+        }
+
+        /// Runs the handler of a descriptor epoll found ready with `events`, for what it is watched for, if the
+        /// watch epoll reported is still the descriptor's (its `generation`).
+        private func handle(_ descriptor: Int32, generation: UInt32, events: UInt32) {
+            // Looked up again: an earlier handler may have unwatched it, or changed what it waits for.
+            guard let watch = state.withLock({ $0.watches[descriptor] }), watch.generation == generation else { return }
+            let failed = events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
+            let ready = Interest(
+                readable: watch.readable && (failed || events & EPOLLIN.rawValue != 0),
+                writable: watch.writable && (failed || events & EPOLLOUT.rawValue != 0))
+            if ready.readable || ready.writable { isolated { watch.handler(ready) } }
+        }
+
+        /// Runs the handlers of the descriptors epoll refused: ready for what they are watched for, as poll(2)
+        /// finds a regular file.
+        private func handleRefused() {
+            let refused = state.withLock { $0.watches.filter { $0.value.registration == .refused } }
+            for (descriptor, _) in refused {
+                guard let watch = state.withLock({ $0.watches[descriptor] }), watch.registration == .refused else {
+                    continue
+                }
+                isolated { watch.handler(Interest(readable: watch.readable, writable: watch.writable)) }
             }
         }
     }

@@ -99,17 +99,102 @@ import DongneSystem
         }
         #expect(log.all.map(\.0) == [7, 8, 9])
         #expect(log.all.allSatisfy { $0.1 })
+        #expect(await Self.unwatchAndClose(reader, on: loop))
+    }
+
+    /// epoll refuses a regular file; the loop still treats one as poll(2) does, ready for what it is watched for.
+    @Test func aDescriptorEpollRefusesIsHandledAsReadyAsPollWouldFindIt() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        let path = NSTemporaryDirectory() + "event-loop-\(UUID().uuidString)"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data([1, 2, 3])))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = open(path, O_RDONLY | O_NONBLOCK)
+        #expect(file >= 0)
+        let bytes = Log<UInt8>()
+        loop.watch(file) {
+            var byte: UInt8 = 0
+            while read(file, &byte, 1) == 1 { bytes.add(byte) }
+        }
+        #expect(await Self.eventually { bytes.all == [1, 2, 3] })
+        #expect(await Self.unwatchAndClose(file, on: loop))
+    }
+
+    /// What a descriptor is watched for changes while the loop sleeps, from a thread standing in for the loop:
+    /// the sleeping loop hears of it without being woken for it.
+    @Test func anInterestChangedByAnotherThreadTakesEffectWhileTheLoopSleeps() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        var ends: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &ends) == 0)
+        let (watched, other) = (ends[0], ends[1])
+        defer { close(other) }
+        let readiness = Log<EventLoop.Interest>()
+        loop.watch(watched, EventLoop.Interest(readable: false, writable: false)) { ready in
+            readiness.add(ready)
+            var byte: UInt8 = 0
+            while read(watched, &byte, 1) == 1 {}
+        }
+        var byte: UInt8 = 5
+        #expect(write(other, &byte, 1) == 1)
+        // Watched for nothing: the byte waits. The loop is idle, so this thread may do its work.
+        let changed = await Self.eventually {
+            loop.runIfFree { loop.update(watched, .reading); return true } ?? false
+        }
+        #expect(changed)
+        #expect(await Self.eventually { readiness.all.contains(.reading) })
+        #expect(readiness.all.allSatisfy { $0 == .reading })
+        #expect(await Self.unwatchAndClose(watched, on: loop))
+    }
+
+    /// A descriptor unwatched and closed leaves nothing behind, even when its file stays open under another
+    /// number and becomes readable: the next descriptor opened, which gets its number, is watched afresh and its
+    /// handler runs for it alone.
+    @Test func aDescriptorNumberReusedAfterUnwatchIsWatchedAfresh() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let (firstReader, firstWriter) = (ends[0], ends[1])
+        let kept = dup(firstReader)  // the first pipe's file outlives its descriptor
+        defer { close(kept); close(firstWriter) }
+        let firstCalls = Log<Bool>()
+        loop.watch(firstReader) { firstCalls.add(true) }
         let unwatched = Log<Bool>()
         loop.execute {
-            loop.unwatch(reader)
-            close(reader)
+            loop.unwatch(firstReader)
             unwatched.add(true)
         }
         #expect(await Self.eventually { !unwatched.all.isEmpty })
+        // The second pipe's reading end takes the first's number (dup2 closes what had it, in the same step).
+        #expect(pipe(&ends) == 0)
+        let writer = ends[1]
+        #expect(dup2(ends[0], firstReader) == firstReader)
+        close(ends[0])
+        let reader = firstReader
+        #expect(fcntl(reader, F_SETFL, O_NONBLOCK) == 0)
+        defer { close(writer) }
+        let calls = Log<[UInt8]>()
+        loop.watch(reader) {
+            var (byte, got): (UInt8, [UInt8]) = (0, [])
+            while read(reader, &byte, 1) == 1 { got.append(byte) }
+            calls.add(got)
+        }
+        var byte: UInt8 = 9
+        #expect(write(firstWriter, &byte, 1) == 1)  // readable, and no one reads it
+        #expect(write(writer, &byte, 1) == 1)
+        #expect(await Self.eventually { calls.all.contains([9]) })
+        // A few more turns of the loop: a stale entry of the first file would make each one call the handler.
+        for _ in 0..<3 {
+            let turned = Log<Bool>()
+            loop.execute { turned.add(true) }
+            #expect(await Self.eventually { !turned.all.isEmpty })
+        }
+        #expect(calls.all.count == 1, "the handler ran \(calls.all.count) times")
+        #expect(calls.all.first == [9])
+        #expect(firstCalls.all.isEmpty)
+        #expect(await Self.unwatchAndClose(reader, on: loop))
     }
 
     /// Two descriptors ready in one turn; the first handler to run unwatches the other, and a new descriptor takes
-    /// its number and is watched. What the poll reported for the old one reaches no handler (a connection still
+    /// its number and is watched. The event epoll reported for the old one reaches no handler (a connection still
     /// connecting would take it for "writable"); the new one's handler runs once the new one is ready.
     @Test func anEventOfADescriptorReplacedInTheSameTurnReachesNoHandler() async throws {
         let loop = try EventLoop(name: "test-loop")
@@ -137,7 +222,7 @@ import DongneSystem
         }
         loop.watch(first.reader) { _ = drain(first.reader); replace(second.reader) }
         loop.watch(second.reader) { _ = drain(second.reader); replace(first.reader) }
-        // Both become ready while the loop is busy, so that one poll reports both.
+        // Both become ready while the loop is busy, so that one wait reports both.
         let busy = DispatchSemaphore(value: 0)
         loop.execute { busy.wait() }
         var byte: UInt8 = 1
@@ -220,6 +305,7 @@ import DongneSystem
         })
     }
 
+    /// Waits up to 10 s for `condition`, looking every 10 ms.
     /// Unwatches `descriptor` and closes it on `loop`, as its owners do; whether that was done.
     static func unwatchAndClose(_ descriptor: Int32, on loop: EventLoop) async -> Bool {
         let done = Log<Bool>()
@@ -231,7 +317,6 @@ import DongneSystem
         return await eventually { !done.all.isEmpty }
     }
 
-    /// Waits up to 10 s for `condition`, looking every 10 ms.
     static func eventually(_ condition: @Sendable () -> Bool) async -> Bool {
         for _ in 0..<1_000 {
             if condition() { return true }
