@@ -51,6 +51,27 @@ import Testing
 
     /// A link whose acknowledgements take a flush interval or more (a far peer) sends at once only with nothing
     /// in flight: there, a batch per document buys little time and costs a message each.
+    /// A session closed as a duplicate hands what it owed to the session that stays: only what that one neither
+    /// queued nor has in flight, and within a queue's bound, however many sessions come and go.
+    @Test func aHandOverQueuesOnlyWhatTheSessionThatStaysLacksWithinTheQueuesBound() {
+        var settings = GossipInstance.Settings()
+        settings.maximumQueuedDocuments = 4
+        var gossip = GossipInstance(settings: settings)
+        for id: UInt64 in 1...3 { _ = gossip.handle(.connected(PeerID(id), channels: [Self.channel])) }
+        for document in (0..<10).map({ Self.document("line \($0)") }) {
+            _ = gossip.handle(.published(id: document.id, channel: Self.channel, bytes: document.bytes))
+        }
+        // Sessions 1 and 2 owe the same documents: a hand-over adds nothing.
+        let owed = gossip.unacknowledgedCount(for: PeerID(2))
+        _ = gossip.handle(.replaced(PeerID(1), by: PeerID(2)))
+        #expect(gossip.unacknowledgedCount(for: PeerID(2)) == owed, "what it owed is queued or in flight there already")
+        // Session 3 owes ten more (reconciliation's offer): session 2 queues no more than its bound.
+        let offered = (10..<20).map { Self.document("line \($0)") }.map { GossipDocument(id: $0.id, bytes: $0.bytes) }
+        _ = gossip.handle(.offer(offered, to: PeerID(3)))
+        _ = gossip.handle(.replaced(PeerID(3), by: PeerID(2)))
+        #expect(gossip.queuedCount(for: PeerID(2)) == settings.maximumQueuedDocuments)
+    }
+
     @Test func aSlowLinkSendsAtOnceOnlyWithNothingInFlight() {
         var gossip = GossipInstance()
         _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))

@@ -52,10 +52,11 @@ public struct GossipInstance: Sendable {
         case connected(PeerID, channels: Set<ChannelID>, tag: PeerTag? = nil)
         /// The session is gone.
         case disconnected(PeerID)
-        /// The session is gone, and its peer is still connected by another (a duplicate closed): what was owed to
-        /// the peer on the old one, queued or in batches in flight, goes on the other. The peer may have stored a
-        /// batch whose acknowledgement had no session left to come back on; sent again, it is acknowledged again,
-        /// and the documents' pending state clears.
+        /// The session closed as a duplicate of another with the same peer: what was owed to the peer on it, in
+        /// batches in flight or queued, is queued on the other (within ``Settings/maximumQueuedDocuments``, and
+        /// but what is queued or in flight there already). The peer may have stored a batch whose acknowledgement
+        /// had no session left to come back on; sent again, it is acknowledged again, and the documents' pending
+        /// state clears.
         case replaced(PeerID, by: PeerID)
         /// This node wrote and stored a document.
         case published(id: DocumentID, channel: ChannelID?, bytes: [UInt8])
@@ -211,8 +212,7 @@ public struct GossipInstance: Sendable {
             disconnect(peer)
             return []
         case .replaced(let peer, let successor):
-            let owed = disconnect(peer)
-            return offer(owed, to: successor)
+            return handOver(disconnect(peer), to: successor)
         case .published(let id, let channel, let bytes):
             guard known.insert(id).inserted else { return [] }
             return enqueue(id, bytes: bytes, channel: channel, except: nil, covered: [])
@@ -241,13 +241,24 @@ public struct GossipInstance: Sendable {
     }
 
     /// Forgets a peer's session; the documents that were owed to it (in batches in flight, oldest first, then
-    /// queued).
+    /// queued), with the peers each was known to reach.
     @discardableResult
-    private mutating func disconnect(_ peer: PeerID) -> [GossipDocument] {
+    private mutating func disconnect(_ peer: PeerID) -> [Entry] {
         incoming = incoming.filter { $0.value.peer != peer }
         guard let outgoing = peers.removeValue(forKey: peer) else { return [] }
-        let inFlight = outgoing.inFlight.sorted { $0.key < $1.key }.flatMap(\.value.documents)
-        return (inFlight + outgoing.queue).map { GossipDocument(id: $0.id, bytes: $0.bytes) }
+        return outgoing.inFlight.sorted { $0.key < $1.key }.flatMap(\.value.documents) + outgoing.queue
+    }
+
+    /// Queues on `peer` what another session of the same peer owed it: bounded as any queue is, and leaving out
+    /// what is queued or in flight on it already, so that sessions coming and going cost no more than one does.
+    private mutating func handOver(_ owed: [Entry], to peer: PeerID) -> [Directive] {
+        guard var outgoing = peers.removeValue(forKey: peer) else { return [] }
+        let inFlight = Set(outgoing.inFlight.values.flatMap { $0.documents.map(\.id) })
+        for entry in owed where !outgoing.queued.contains(entry.id) && !inFlight.contains(entry.id) {
+            outgoing.queue(entry.id, bytes: entry.bytes, reached: entry.covered, limit: settings.maximumQueuedDocuments)
+        }
+        peers[peer] = outgoing
+        return scheduleFlush()
     }
 
     private mutating func offer(_ documents: [GossipDocument], to peer: PeerID) -> [Directive] {

@@ -14,10 +14,10 @@ extension PeerInstance {
         let smaller = identity < peer
         if link.isOutbound {
             // A second dial of our own (two addresses of one peer): the newer goes.
-            if !ownDials.isEmpty { return retire(id) }
+            if !ownDials.isEmpty { return retire(id, asDuplicate: true) }
             // Our dial loses to the smaller peer's: it goes once the peer's session has been used.
             if !smaller {
-                if peerDials.contains(where: { links[$0]?.hasReceived == true }) { return retire(id) }
+                if peerDials.contains(where: { links[$0]?.hasReceived == true }) { return retire(id, asDuplicate: true) }
                 for other in peerDials { links[other]?.replaces.append(id) }
             }
         } else if !smaller {
@@ -31,6 +31,6 @@ extension PeerInstance {
         guard let link = links[id], !link.hasReceived else { return }
         links[id]?.hasReceived = true
         links[id]?.replaces = []
-        for old in link.replaces { retire(old) }
+        for old in link.replaces { retire(old, asDuplicate: true) }
     }
 }

@@ -67,16 +67,19 @@ extension PeerInstance {
         closed(id, reason: reason)
     }
 
-    /// Ends a link with a goodbye, after what is already queued on it.
-    mutating func retire(_ id: PeerID) {
+    /// Ends a link with a goodbye, after what is already queued on it; `asDuplicate` when another session of
+    /// the same peer stays (see ``closed(_:reason:asDuplicate:)``).
+    mutating func retire(_ id: PeerID, asDuplicate: Bool = false) {
         guard links[id] != nil else { return }
         output.append(.sayGoodbye(id))
-        closed(id, reason: "\(SessionError.goodbye)")
+        closed(id, reason: "\(SessionError.goodbye)", asDuplicate: asDuplicate)
     }
 
     /// Forgets a link that ended. A dialled address is dialled again after a pause, unless the peer is still
     /// connected through another session (a duplicate closed): then only once that peer's last session ends.
-    mutating func closed(_ id: PeerID, reason: String) {
+    /// A link closed `asDuplicate` (by this node, or by the peer with a goodbye) hands what gossip owed the peer
+    /// on it to the session that stays.
+    mutating func closed(_ id: PeerID, reason: String, asDuplicate: Bool = false) {
         guard let link = links.removeValue(forKey: id) else { return }
         follow(reconciliation.handle(.disconnected(id)))
         if let index = link.datagramIndex { datagramSessions[index] = nil }
@@ -92,8 +95,8 @@ extension PeerInstance {
                 scheduleRedial(covered)
             }
         }
-        // A duplicate closed: what the peer was owed on it goes on the session that stays.
-        let successor = link.peer.flatMap { peer in links.keys.sorted().first { links[$0]?.peer == peer } }
+        let stays = link.peer.flatMap { peer in links.keys.sorted().first { links[$0]?.peer == peer } }
+        let successor = asDuplicate ? stays : nil
         followGossip(gossip.handle(successor.map { .replaced(id, by: $0) } ?? .disconnected(id)))
         followBlobs(.peerLeft(id))
         guard let summary = link.summary else {

@@ -361,7 +361,8 @@ public struct PeerInstance: Sendable {
         case .established(let id, let peer, let hash): established(id, peer: peer, handshakeHash: hash)
         case .message(let id, let bytes): received(bytes, on: id)
         case .heard(let id): links[id]?.lastHeard = self.now
-        case .closed(let id, let reason): closed(id, reason: reason)
+        // A peer says goodbye on a session while another stays when it closes a duplicate (PROTOCOL.md §2.8).
+        case .closed(let id, let reason): closed(id, reason: reason, asDuplicate: reason == "\(SessionError.goodbye)")
         case .datagram(let bytes): receivedDatagram(bytes)
         case .datagramsRefused(let datagrams):
             for datagram in datagrams { send(datagram.message, to: datagram.peer) }
