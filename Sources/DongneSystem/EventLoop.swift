@@ -201,6 +201,8 @@ extension EventLoop {
 
         /// What epoll is asked to report (errors and hang-ups it reports whatever it is asked).
         var events: UInt32 { (readable ? EPOLLIN.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0) }
+        /// The same, for poll(2).
+        var pollEvents: Int16 { (readable ? Int16(POLLIN) : 0) | (writable ? Int16(POLLOUT) : 0) }
     }
 
     /// How the loop learns that a watched descriptor is ready.
@@ -328,9 +330,9 @@ extension EventLoop {
 
         func unwatch(_ descriptor: Int32) {
             state.withLock { state in
-                guard let watch = state.watches.removeValue(forKey: descriptor), watch.registration == .epoll else {
-                    return
-                }
+                // Deleted whatever the loop believes epoll holds: a failure here (ENOENT) costs nothing, a stale
+                // entry would report a number that may be reused.
+                guard state.watches.removeValue(forKey: descriptor) != nil else { return }
                 _ = dongne_epoll_control(epoll, EPOLL_CTL_DEL, descriptor, 0, 0)
             }
         }
@@ -360,6 +362,10 @@ extension EventLoop {
                 return .epoll
             }
             if dongne_epoll_control(epoll, EPOLL_CTL_ADD, descriptor, events, generation) == 0 { return .epoll }
+            // Held already (a MOD that failed for another reason than ENOENT): changed in place.
+            if errno == EEXIST && dongne_epoll_control(epoll, EPOLL_CTL_MOD, descriptor, events, generation) == 0 {
+                return .epoll
+            }
             // A regular file (EPERM), or no room for another watch (ENOSPC, ENOMEM): looked at every turn instead,
             // which keeps a socket working, slowly; a descriptor closed already (EBADF) shows its owner an error
             // on its next read or write.
@@ -526,15 +532,22 @@ extension EventLoop {
             if ready.readable || ready.writable { isolated { watch.handler(ready) } }
         }
 
-        /// Runs the handlers of the descriptors epoll refused: ready for what they are watched for, as poll(2)
-        /// finds a regular file.
+        /// Runs the handlers of the descriptors epoll refused that poll(2) finds ready now, without waiting: a
+        /// regular file always is; a socket refused for want of room in epoll is only when it really is (told
+        /// "writable" while still connecting, a connection would take itself for connected).
         private func handleRefused() {
             let refused = state.withLock { $0.watches.filter { $0.value.registration == .refused } }
-            for (descriptor, _) in refused {
-                guard let watch = state.withLock({ $0.watches[descriptor] }), watch.registration == .refused else {
-                    continue
-                }
-                isolated { watch.handler(Interest(readable: watch.readable, writable: watch.writable)) }
+            var descriptors = refused.map { pollfd(fd: $0.key, events: $0.value.pollEvents, revents: 0) }
+            guard !descriptors.isEmpty, Glibc.poll(&descriptors, nfds_t(descriptors.count), 0) > 0 else { return }
+            for entry in descriptors where entry.revents != 0 {
+                guard let watch = state.withLock({ $0.watches[entry.fd] }), watch.registration == .refused,
+                    watch.generation == refused[entry.fd]?.generation
+                else { continue }
+                let failed = entry.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
+                let ready = Interest(
+                    readable: watch.readable && (failed || entry.revents & Int16(POLLIN) != 0),
+                    writable: watch.writable && (failed || entry.revents & Int16(POLLOUT) != 0))
+                if ready.readable || ready.writable { isolated { watch.handler(ready) } }
             }
         }
     }

@@ -181,7 +181,8 @@ import DongneSystem
         #expect(write(firstWriter, &byte, 1) == 1)  // readable, and no one reads it
         #expect(write(writer, &byte, 1) == 1)
         #expect(await Self.eventually { calls.all.contains([9]) })
-        // A few more turns of the loop: a stale entry of the first file would make each one call the handler.
+        // A few more turns of the loop: the first file, still readable, reaches no handler, neither the new
+        // watch's nor the old one's.
         for _ in 0..<3 {
             let turned = Log<Bool>()
             loop.execute { turned.add(true) }
@@ -223,8 +224,13 @@ import DongneSystem
         loop.watch(first.reader) { _ = drain(first.reader); replace(second.reader) }
         loop.watch(second.reader) { _ = drain(second.reader); replace(first.reader) }
         // Both become ready while the loop is busy, so that one wait reports both.
-        let busy = DispatchSemaphore(value: 0)
-        loop.execute { busy.wait() }
+        let (started, busy) = (Log<Bool>(), DispatchSemaphore(value: 0))
+        loop.execute {
+            started.add(true)
+            busy.wait()
+        }
+        // The loop is busy before either write: it cannot wake for the first alone.
+        #expect(await Self.eventually { !started.all.isEmpty })
         var byte: UInt8 = 1
         #expect(write(first.writer, &byte, 1) == 1 && write(second.writer, &byte, 1) == 1)
         busy.signal()
@@ -305,7 +311,6 @@ import DongneSystem
         })
     }
 
-    /// Waits up to 10 s for `condition`, looking every 10 ms.
     /// Unwatches `descriptor` and closes it on `loop`, as its owners do; whether that was done.
     static func unwatchAndClose(_ descriptor: Int32, on loop: EventLoop) async -> Bool {
         let done = Log<Bool>()
@@ -317,6 +322,7 @@ import DongneSystem
         return await eventually { !done.all.isEmpty }
     }
 
+    /// Waits up to 10 s for `condition`, looking every 10 ms.
     static func eventually(_ condition: @Sendable () -> Bool) async -> Bool {
         for _ in 0..<1_000 {
             if condition() { return true }
