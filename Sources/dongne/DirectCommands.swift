@@ -41,8 +41,11 @@ final class DirectCommands: Sendable {
         var isReady = false
     }
 
-    private enum Status: Equatable {
+    /// How far a sent message got, in order: a status only moves forward.
+    private enum Status: Int, Comparable {
         case pending, stored, read
+
+        static func < (lhs: Status, rhs: Status) -> Bool { lhs.rawValue < rhs.rawValue }
 
         init(_ message: DirectMessageSnapshot) {
             self = message.isRead ? .read : message.metadata.hasPendingWrites ? .pending : .stored
@@ -95,13 +98,16 @@ final class DirectCommands: Sendable {
     func send(_ text: String, to correspondent: PublicKey) async throws {
         await follow(correspondent)
         let sent = try await node.conversation(with: correspondent).send(text)
-        let viewing = state.withLock { state in
-            guard state.viewing != correspondent else { return true }
-            // The line below shows this status: a later snapshot that differs says so in a line of its own.
-            state.feeds[correspondent]?.status[sent.id] = Status(sent)
-            return false
+        let shown = state.withLock { state -> DirectMessageSnapshot? in
+            guard state.viewing != correspondent else { return nil }
+            // The line shows the furthest the message got: the listener may have seen it stored, or read, after
+            // `send` took its snapshot. Later snapshots that differ from what it shows get a line of their own.
+            let seen = state.feeds[correspondent]?.messages.first { $0.id == sent.id }
+            let shown = seen.map { Status($0) > Status(sent) ? $0 : sent } ?? sent
+            state.feeds[correspondent]?.status[sent.id] = Status(shown)
+            return shown
         }
-        if !viewing { write([sent], live: true) }
+        if let shown { write([shown], live: true) }
     }
 
     /// A line typed while looking at a conversation.
