@@ -45,9 +45,10 @@ import Testing
     /// stored before this node's own commit is returned as stored, not pending. (The REPL printed such a message
     /// as waiting for a peer, and never said it was stored.)
     @Test func aMessageAPeerStoredBeforeItsOwnCommitIsReturnedAsStored() async throws {
-        // A holds its commits for up to 2 s; the peer's acknowledgement, which the test sends once the envelope
-        // came, makes A commit at once (clearing a pending write is not held).
-        let a = try await TestNode.start(name: "민지", deferredCommitDelay: .seconds(2), listen: true)
+        // A holds its commits for up to 20 s (a loaded machine still acknowledges well within it); the peer's
+        // acknowledgement, which the test sends once the envelope came, makes A commit at once (clearing a
+        // pending write is not held), so the test takes milliseconds.
+        let a = try await TestNode.start(name: "민지", deferredCommitDelay: .seconds(20), listen: true)
         defer { a.stop() }
         let port = try #require(a.node.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
         let key = SigningKey.generate()
