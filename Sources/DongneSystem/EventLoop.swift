@@ -203,6 +203,11 @@ extension EventLoop {
         var events: UInt32 { (readable ? EPOLLIN.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0) }
         /// The same, for poll(2).
         var pollEvents: Int16 { (readable ? Int16(POLLIN) : 0) | (writable ? Int16(POLLOUT) : 0) }
+
+        /// What the descriptor is ready for among what it is watched for; an error or hang-up counts as both.
+        func ready(readable isReadable: Bool, writable isWritable: Bool, failed: Bool) -> Interest {
+            Interest(readable: readable && (failed || isReadable), writable: writable && (failed || isWritable))
+        }
     }
 
     /// How the loop learns that a watched descriptor is ready.
@@ -525,10 +530,9 @@ extension EventLoop {
         private func handle(_ descriptor: Int32, generation: UInt32, events: UInt32) {
             // Looked up again: an earlier handler may have unwatched it, or changed what it waits for.
             guard let watch = state.withLock({ $0.watches[descriptor] }), watch.generation == generation else { return }
-            let failed = events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
-            let ready = Interest(
-                readable: watch.readable && (failed || events & EPOLLIN.rawValue != 0),
-                writable: watch.writable && (failed || events & EPOLLOUT.rawValue != 0))
+            let ready = watch.ready(
+                readable: events & EPOLLIN.rawValue != 0, writable: events & EPOLLOUT.rawValue != 0,
+                failed: events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0)
             if ready.readable || ready.writable { isolated { watch.handler(ready) } }
         }
 
@@ -543,10 +547,9 @@ extension EventLoop {
                 guard let watch = state.withLock({ $0.watches[entry.fd] }), watch.registration == .refused,
                     watch.generation == refused[entry.fd]?.generation
                 else { continue }
-                let failed = entry.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
-                let ready = Interest(
-                    readable: watch.readable && (failed || entry.revents & Int16(POLLIN) != 0),
-                    writable: watch.writable && (failed || entry.revents & Int16(POLLOUT) != 0))
+                let ready = watch.ready(
+                    readable: entry.revents & Int16(POLLIN) != 0, writable: entry.revents & Int16(POLLOUT) != 0,
+                    failed: entry.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0)
                 if ready.readable || ready.writable { isolated { watch.handler(ready) } }
             }
         }
