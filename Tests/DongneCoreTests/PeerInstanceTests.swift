@@ -122,6 +122,25 @@ import Testing
         #expect(acknowledged.contains(.acknowledged([own.id])))
     }
 
+    /// Only a duplicate hands over: a session that breaks while another of the same peer stays takes what it was
+    /// owed with it (reconciliation repairs it), so that sessions opened and dropped on purpose cannot pile
+    /// documents onto the one that stays.
+    @Test func aSessionThatBreaksWhileAnotherStaysHandsNothingOver() {
+        var core = Self.core(Self.sorted[3])
+        let smaller = Self.sorted[0]
+        _ = core.handle(.connect(Self.address), now: 0)
+        Self.establish(&core, 1, with: smaller, dialled: Self.address)
+        Self.establish(&core, 2, with: smaller)
+        _ = core.handle(Self.message(.channels([Self.channel]), on: 1), now: 1)
+        let own = Self.document(by: Self.sorted[3], "stemmed")
+        let stem = core.handle(.stem(GossipDocument(id: own.id, bytes: own.bytes), channel: Self.channel), now: 2)
+            + core.handle(.timer, now: 200)
+        #expect(Self.batches(stem, to: 1).contains { $0.documents == [own.bytes] })
+        let broken = core.handle(.closed(PeerID(1), reason: "connection reset"), now: 300)
+            + core.handle(Self.message(.channels([Self.channel]), on: 2), now: 301) + core.handle(.timer, now: 500)
+        #expect(Self.batches(broken, to: 2).isEmpty)
+    }
+
     /// The batches among `directives` sent over session `id`: their sequence numbers and documents' bytes.
     static func batches(_ directives: [PeerInstance.Directive], to id: UInt64) -> [(sequence: UInt64, documents: [[UInt8]])] {
         directives.compactMap { directive in

@@ -53,10 +53,10 @@ public struct GossipInstance: Sendable {
         /// The session is gone.
         case disconnected(PeerID)
         /// The session closed as a duplicate of another with the same peer: what was owed to the peer on it, in
-        /// batches in flight or queued, is queued on the other (within ``Settings/maximumQueuedDocuments``, and
-        /// but what is queued or in flight there already). The peer may have stored a batch whose acknowledgement
-        /// had no session left to come back on; sent again, it is acknowledged again, and the documents' pending
-        /// state clears.
+        /// batches in flight or queued, is queued on the other, within ``Settings/maximumQueuedDocuments`` and
+        /// leaving out what is queued or in flight there already. The peer may have stored a batch whose
+        /// acknowledgement had no session left to come back on; sent again, it is acknowledged again, and the
+        /// documents' pending state clears.
         case replaced(PeerID, by: PeerID)
         /// This node wrote and stored a document.
         case published(id: DocumentID, channel: ChannelID?, bytes: [UInt8])

@@ -95,9 +95,8 @@ extension PeerInstance {
                 scheduleRedial(covered)
             }
         }
-        let stays = link.peer.flatMap { peer in links.keys.sorted().first { links[$0]?.peer == peer } }
-        let successor = asDuplicate ? stays : nil
-        followGossip(gossip.handle(successor.map { .replaced(id, by: $0) } ?? .disconnected(id)))
+        let stays = asDuplicate ? link.peer.flatMap { peer in links.keys.sorted().first { links[$0]?.peer == peer } } : nil
+        followGossip(gossip.handle(stays.map { .replaced(id, by: $0) } ?? .disconnected(id)))
         followBlobs(.peerLeft(id))
         guard let summary = link.summary else {
             membershipSessionEnded(link)
