@@ -49,8 +49,6 @@ import Testing
         #expect(sent.count == 2 && sent.last == .wake(at: 1_000), "the batches are in flight: wake for the first resend")
     }
 
-    /// A link whose acknowledgements take a flush interval or more (a far peer) sends at once only with nothing
-    /// in flight: there, a batch per document buys little time and costs a message each.
     /// A session closed as a duplicate hands what it owed to the session that stays: only what that one neither
     /// queued nor has in flight, and within a queue's bound, however many sessions come and go.
     @Test func aHandOverQueuesOnlyWhatTheSessionThatStaysLacksWithinTheQueuesBound() {
@@ -72,6 +70,8 @@ import Testing
         #expect(gossip.queuedCount(for: PeerID(2)) == settings.maximumQueuedDocuments)
     }
 
+    /// A link whose acknowledgements take a flush interval or more (a far peer) sends at once only with nothing
+    /// in flight: there, a batch per document buys little time and costs a message each.
     @Test func aSlowLinkSendsAtOnceOnlyWithNothingInFlight() {
         var gossip = GossipInstance()
         _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
