@@ -102,17 +102,7 @@ import Testing
     /// acknowledgement then has no session to come back on: what was owed to the peer on it goes on the session
     /// that stays, so that the peer gets it (or acknowledges it again) and a local write does not stay pending.
     @Test func whatWasOwedOnASessionClosedAsADuplicateGoesOnTheOneThatStays() throws {
-        var core = Self.core(Self.sorted[3])
-        let smaller = Self.sorted[0]
-        _ = core.handle(.connect(Self.address), now: 0)
-        Self.establish(&core, 1, with: smaller, dialled: Self.address)
-        Self.establish(&core, 2, with: smaller)
-        _ = core.handle(Self.message(.channels([Self.channel]), on: 1), now: 1)
-        // One of this node's own envelopes leaves by one session: the only one that said it carries the channel.
-        let own = Self.document(by: Self.sorted[3], "stemmed")
-        let stem = core.handle(.stem(GossipDocument(id: own.id, bytes: own.bytes), channel: Self.channel), now: 2)
-            + core.handle(.timer, now: 200)
-        #expect(Self.batches(stem, to: 1).contains { $0.documents == [own.bytes] })
+        var (core, own) = Self.stemmedOnOwnDialBesideThePeersDial()
         // The peer's session carries a message: this node's dial closes, with the batch unacknowledged on it.
         let used = core.handle(Self.message(.channels([Self.channel]), on: 2), now: 300)
             + core.handle(.timer, now: 500)
@@ -126,19 +116,25 @@ import Testing
     /// owed with it (reconciliation repairs it), so that sessions opened and dropped on purpose cannot pile
     /// documents onto the one that stays.
     @Test func aSessionThatBreaksWhileAnotherStaysHandsNothingOver() {
+        var (core, own) = Self.stemmedOnOwnDialBesideThePeersDial()
+        let broken = core.handle(.closed(PeerID(1), reason: "connection reset"), now: 300)
+            + core.handle(Self.message(.channels([Self.channel]), on: 2), now: 301) + core.handle(.timer, now: 500)
+        #expect(Self.batches(broken, to: 2).isEmpty)
+    }
+
+    /// A core for the larger identity with two sessions to the smaller one (1, its own dial; 2, the peer's),
+    /// which has sent one of its own envelopes over session 1: the only one that said it carries the channel.
+    static func stemmedOnOwnDialBesideThePeersDial() -> (PeerInstance, UnverifiedDocument) {
         var core = Self.core(Self.sorted[3])
-        let smaller = Self.sorted[0]
         _ = core.handle(.connect(Self.address), now: 0)
-        Self.establish(&core, 1, with: smaller, dialled: Self.address)
-        Self.establish(&core, 2, with: smaller)
+        Self.establish(&core, 1, with: Self.sorted[0], dialled: Self.address)
+        Self.establish(&core, 2, with: Self.sorted[0])
         _ = core.handle(Self.message(.channels([Self.channel]), on: 1), now: 1)
         let own = Self.document(by: Self.sorted[3], "stemmed")
         let stem = core.handle(.stem(GossipDocument(id: own.id, bytes: own.bytes), channel: Self.channel), now: 2)
             + core.handle(.timer, now: 200)
         #expect(Self.batches(stem, to: 1).contains { $0.documents == [own.bytes] })
-        let broken = core.handle(.closed(PeerID(1), reason: "connection reset"), now: 300)
-            + core.handle(Self.message(.channels([Self.channel]), on: 2), now: 301) + core.handle(.timer, now: 500)
-        #expect(Self.batches(broken, to: 2).isEmpty)
+        return (core, own)
     }
 
     /// The batches among `directives` sent over session `id`: their sequence numbers and documents' bytes.
