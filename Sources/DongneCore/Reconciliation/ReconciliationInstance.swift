@@ -4,8 +4,9 @@
 /// every anti-entropy round the shell asks for one more. The end that starts a reconciliation (its initiator)
 /// runs Negentropy to its end (or, with an empty set, to the first answer) and **offers** the documents the
 /// peer lacks, a chunk at a time while the peer's gossip queue is short, so that a large catch-up never
-/// overflows it; it asks for nothing, since the peer's own reconciliation offers what this end lacks. The
-/// responder answers each message from a fresh Negentropy instance, keeping no state between messages.
+/// overflows it. At a session's start it asks for nothing, since the peer's own reconciliation offers what this
+/// end lacks; an anti-entropy round has no run of the peer's beside it, so its initiator **requests** what it
+/// lacks. The responder answers each message from a fresh Negentropy instance, keeping no state between messages.
 ///
 /// The initiator says `reconciled` only once every document it offered has been acknowledged, and a node
 /// treats a channel as reconciled when its peer says so: then it holds everything that peer had, and what the
@@ -22,7 +23,8 @@ public struct ReconciliationInstance: Sendable {
         /// This node's channels changed: a channel it joined during a session is reconciled with every peer that
         /// carries it, since the peer's reconciliation of it ran (or not) before this node carried it.
         case joinedChanged([ChannelID])
-        /// Reconcile this channel with this peer now (an anti-entropy round), unless it is already under way.
+        /// Reconcile this channel with this peer now (an anti-entropy round), unless it is already under way; this
+        /// node requests what it lacks, since the peer runs no reconciliation of its own with this round.
         case start(ChannelID, with: PeerID)
         /// A reconciliation message from a peer.
         case received(GossipMessage, from: PeerID)
@@ -72,6 +74,9 @@ public struct ReconciliationInstance: Sendable {
     private var owedReconciled: [PeerID: [ChannelID]] = [:]
     /// The channels each peer said it carries.
     private var theirChannels: [PeerID: Set<ChannelID>] = [:]
+    /// The runs of anti-entropy rounds, whose documents this node lacks it requests: no run of the peer's offers
+    /// them (one goes with each session's start, none with a round).
+    private var requesting: [PeerID: Set<ChannelID>] = [:]
     /// The channels reconciled (or being reconciled) with each peer during its session.
     private var begun: [PeerID: Set<ChannelID>] = [:]
     /// The channels each peer has reconciled with this node as initiator during its session: only for those may
@@ -102,7 +107,7 @@ public struct ReconciliationInstance: Sendable {
         case .joinedChanged(let joined):
             return theirChannels.keys.sorted().flatMap { startShared(with: $0, joined: joined) }
         case .start(let channel, let peer):
-            return start(channel, with: peer)
+            return start(channel, with: peer, requestingWhatItLacks: true)
         case .received(let message, let peer):
             return receive(message, from: peer)
         case .itemsLoaded(let channel, let peer, let payload, let items):
@@ -128,6 +133,7 @@ public struct ReconciliationInstance: Sendable {
             owedReconciled[peer] = nil
             theirChannels[peer] = nil
             begun[peer] = nil
+            requesting[peer] = nil
             answered[peer] = nil
             stalls[peer] = nil
             return []
@@ -140,6 +146,7 @@ public struct ReconciliationInstance: Sendable {
         let theirs = theirChannels[peer, default: []]
         running[peer] = running[peer]?.filter { theirs.contains($0.key) }
         starting[peer] = starting[peer]?.filter { theirs.contains($0) }
+        requesting[peer] = requesting[peer]?.filter { theirs.contains($0) }
     }
 
     /// Starts every channel both ends carry that was not reconciled with the peer since both carried it: a
@@ -150,7 +157,9 @@ public struct ReconciliationInstance: Sendable {
         return shared.subtracting(begun[peer, default: []]).sorted().flatMap { start($0, with: peer) }
     }
 
-    private mutating func start(_ channel: ChannelID, with peer: PeerID) -> [Directive] {
+    private mutating func start(
+        _ channel: ChannelID, with peer: PeerID, requestingWhatItLacks: Bool = false
+    ) -> [Directive] {
         if running[peer]?[channel] != nil {
             let stalled = stalls[peer, default: [:]][channel, default: 0] + 1
             guard stalled >= Self.restartAfterStalls else {
@@ -161,6 +170,11 @@ public struct ReconciliationInstance: Sendable {
         }
         stalls[peer]?[channel] = nil
         guard !isReconciling(channel, with: peer) else { return [] }
+        if requestingWhatItLacks {
+            requesting[peer, default: []].insert(channel)
+        } else {
+            requesting[peer]?.remove(channel)
+        }
         starting[peer, default: []].insert(channel)
         begun[peer, default: []].insert(channel)
         return [.loadItems(channel, for: peer, answering: nil)]
@@ -202,23 +216,31 @@ public struct ReconciliationInstance: Sendable {
     private mutating func proceed(_ channel: ChannelID, with peer: PeerID, _ payload: [UInt8]) -> [Directive] {
         guard var negentropy = running[peer]?[channel] else { return [] }
         stalls[peer]?[channel] = nil  // the peer answers
-        guard let (next, have, _) = try? negentropy.reconcile(payload) else {
+        guard let (next, have, need) = try? negentropy.reconcile(payload) else {
             running[peer]?[channel] = nil
             return [.disconnect(peer, reason: "malformed reconciliation")]
         }
         var directives: [Directive] = []
+        if requesting[peer]?.contains(channel) == true {
+            let missing = need.compactMap(DocumentID.init)
+            for start in stride(from: 0, to: missing.count, by: Self.chunk) {
+                directives.append(.send(.request(Array(missing[start..<min(start + Self.chunk, missing.count)])), to: peer))
+            }
+        }
         let lacking = have.compactMap(DocumentID.init)
         if !lacking.isEmpty {
             toOffer[peer, default: []] += lacking
             directives += offerMore(to: peer)
         }
         // An initiator with nothing in the channel has nothing to offer, and it asks for nothing (the peer's own
-        // run offers what it lacks): the rest of the run would only bring the peer's ids, every one of them.
+        // run at the session's start offers what it lacks): the rest of the run would only bring the peer's ids,
+        // every one of them.
         if let next, !negentropy.isEmpty {
             running[peer]?[channel] = negentropy
             directives.append(.send(.reconcile(channel: channel, fromInitiator: true, payload: next), to: peer))
         } else {
             running[peer]?[channel] = nil  // done: a later round may reconcile it again
+            requesting[peer]?.remove(channel)
             owedReconciled[peer, default: []].append(channel)
             directives += settleOwed(with: peer)
         }
