@@ -271,6 +271,9 @@ actor PeerNetwork {
                 let items = recentlyPublished.items(in: channel, stored: stored)
                 handle(.itemsLoaded(channel, for: peer, answering: payload, items: items))
             case .loadDocuments(let ids, let peer): handle(.documentsLoaded(loadDocuments(ids), for: peer))
+            case .loadPendingWrites(let channels, let limit, let peer):
+                let documents = loadPendingWrites(in: channels, limit: limit)
+                if !documents.isEmpty { handle(.documentsLoaded(documents, for: peer)) }
             case .acknowledged(let ids): owner?.acknowledged(ids)
             case .reconciled(let channel): owner?.reconciledNow(channel)
             case .remember(let address):
@@ -329,6 +332,17 @@ actor PeerNetwork {
             documents += recentlyPublished.gossipDocuments(ids.filter { !found.contains($0) })
         }
         return documents
+    }
+
+    /// This node's writes in `channels` that no peer has acknowledged, the newest `limit`, oldest first: those
+    /// committed, and those whose commit is held back still.
+    private func loadPendingWrites(in channels: [ChannelID], limit: Int) -> [GossipDocument] {
+        let committed = (try? store.pendingWriteDocuments(in: channels, limit: limit)) ?? []
+        let found = Set(committed.map(\.id))
+        let held = recentlyPublished.gossipDocuments(in: Set(channels)).filter {
+            !found.contains($0.id) && store.isPendingWrite($0.id)
+        }
+        return Array((committed + held).suffix(limit))
     }
 
     // MARK: Connections

@@ -38,6 +38,14 @@ struct RecentlyPublished {
         documents.removeAll { $0.id == id }
     }
 
+    /// The kept documents in `channels`, oldest first: beside those read from the store, with the commit of these
+    /// still held back.
+    func gossipDocuments(in channels: Set<ChannelID>) -> [GossipDocument] {
+        documents.filter { $0.channel.map(channels.contains) ?? false }.map {
+            GossipDocument(id: $0.id, bytes: $0.bytes)
+        }
+    }
+
     /// The kept documents among `ids`, to offer a peer beside those read from the store.
     func gossipDocuments(_ ids: some Sequence<DocumentID>) -> [GossipDocument] {
         let wanted = Set(ids)

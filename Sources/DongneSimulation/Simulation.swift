@@ -177,6 +177,8 @@ public struct Simulation {
         var documents: [DocumentID: (created: UInt64, bytes: [UInt8])] = [:]
         var manifests: [BlobHash: BlobManifest] = [:]
         var chunks: [BlobHash: [Int: [UInt8]]] = [:]
+        /// The node's own writes no peer has acknowledged yet.
+        var pending: Set<DocumentID> = []
     }
 
     private let scenario: Scenario
@@ -374,6 +376,7 @@ public struct Simulation {
             publishedAt[document.id] = time
             arrivals[document.id, default: [:]][node] = time
             stores[node].documents[document.id] = (document.created, document.bytes)
+            stores[node].pending.insert(document.id)
             handle(.published(GossipDocument(id: document.id, bytes: document.bytes), channel: channel), at: node, time: time)
         case .event(let event, let node):
             handle(event, at: node, time: time)
@@ -470,6 +473,14 @@ public struct Simulation {
                     stores[node].documents[id].map { GossipDocument(id: id, bytes: $0.bytes) }
                 }
                 answers.append(.documentsLoaded(documents, for: peer))
+            case .loadPendingWrites(_, let limit, let peer):
+                // Every simulated document is in the one channel.
+                let newest = stores[node].pending.compactMap { id in
+                    stores[node].documents[id].map { (created: $0.created, id: id, bytes: $0.bytes) }
+                }.sorted { ($0.created, $0.id) < ($1.created, $1.id) }.suffix(limit)
+                answers.append(.documentsLoaded(newest.map { GossipDocument(id: $0.id, bytes: $0.bytes) }, for: peer))
+            case .acknowledged(let ids):
+                stores[node].pending.subtract(ids)
             case .wake(let at):
                 wakeAt[node] = at
                 queue.push(.wake(node: node), at: at)
@@ -482,7 +493,7 @@ public struct Simulation {
                 answers.append(.blobChunkStored(hash, index: index, success: true))
             case .blobCompleted:
                 if node == scenario.blob?.fetcher, blobFetched == nil { blobFetched = time - scenario.warmUp }
-            case .acknowledged, .reconciled, .remember, .notify, .blobProgress, .blobHeldBack, .blobAbandoned:
+            case .reconciled, .remember, .notify, .blobProgress, .blobHeldBack, .blobAbandoned:
                 continue
             }
         }

@@ -197,6 +197,35 @@ extension Store {
         pendingLocalWrites.update { $0.contains(id) }
     }
 
+    /// This node's pending writes in `channels`: the newest `limit` of them, oldest first, to send a peer again
+    /// (its acknowledgement clears them). Nothing is read when nothing is pending, which is the common case: a
+    /// peer acknowledges a write within milliseconds.
+    public func pendingWriteDocuments(in channels: [ChannelID], limit: Int) throws(StoreError) -> [GossipDocument] {
+        guard limit > 0, !channels.isEmpty, !pendingLocalWrites.update({ $0.isEmpty }) else { return [] }
+        let found = try read { connection throws(SQLiteError) in
+            var found: [(created: Int64, id: DocumentID, bytes: [UInt8])] = []
+            let statement = try connection.statement(
+                """
+                SELECT d.created, d.id, d.bytes FROM pending_writes p JOIN documents d ON d.id = p.id
+                WHERE d.channel = ? ORDER BY d.created DESC, d.id DESC LIMIT ?
+                """)
+            for channel in channels {
+                statement.reset()
+                try statement.bind(.blob(channel.bytes), .integer(Int64(limit)))
+                while try statement.step() {
+                    guard let id = DocumentID(statement.blob(1)) else { continue }
+                    found.append((statement.integer(0), id, statement.blob(2)))
+                }
+            }
+            return found
+        }
+        // Those whose acknowledgement is being written are pending no more.
+        let pending = pendingLocalWrites.update { pending in found.filter { pending.contains($0.id) } }
+        return pending.sorted { ($0.created, $0.id) < ($1.created, $1.id) }.suffix(limit).map {
+            GossipDocument(id: $0.id, bytes: $0.bytes)
+        }
+    }
+
     /// Durably clears the pending state of local writes ``takePendingWrites(among:)`` returned; those it
     /// cleared.
     public func clearPending(_ pending: [DocumentID]) async throws(StoreError) -> [DocumentID] {

@@ -116,7 +116,7 @@ import Testing
     /// owed with it (reconciliation repairs it), so that sessions opened and dropped on purpose cannot pile
     /// documents onto the one that stays.
     @Test func aSessionThatBreaksWhileAnotherStaysHandsNothingOver() {
-        var (core, own) = Self.stemmedOnOwnDialBesideThePeersDial()
+        var (core, _) = Self.stemmedOnOwnDialBesideThePeersDial()
         let broken = core.handle(.closed(PeerID(1), reason: "connection reset"), now: 300)
             + core.handle(Self.message(.channels([Self.channel]), on: 2), now: 301) + core.handle(.timer, now: 500)
         #expect(Self.batches(broken, to: 2).isEmpty)
@@ -390,7 +390,12 @@ import Testing
         var core = Self.core()
         Self.establish(&core, 1, with: Self.sorted[2])
         let started = core.handle(Self.message(.channels([Self.channel, Self.other]), on: 1), now: 1)
-        #expect(started == [.loadItems(Self.channel, for: PeerID(1), answering: nil)])
+        let limit = PeerInstance.Settings().maximumPendingWritesOffered
+        #expect(
+            started == [
+                .loadItems(Self.channel, for: PeerID(1), answering: nil),
+                .loadPendingWrites(in: [Self.channel], limit: limit, for: PeerID(1)),
+            ])
         let asked = core.handle(
             Self.message(.reconcile(channel: Self.other, fromInitiator: true, payload: [0x61]), on: 1), now: 2)
         #expect(asked == [.send(.channels([Self.channel]), to: PeerID(1))])
@@ -410,6 +415,32 @@ import Testing
         _ = core.handle(.unpublished(mine.id), now: 4)
         let back = core.handle(Self.message(Self.batch([mine], sequence: 2), on: 1), now: 5)
         #expect(Self.checks(back).count == 1, "found by a disk-full attack: it stayed missing until a restart")
+    }
+
+    /// A peer that starts carrying a channel is sent this node's writes there that no peer has acknowledged: an
+    /// acknowledgement lost with an earlier session (or with this node's stop) left them pending for good, since
+    /// reconciliation sends a peer only what it lacks. Its acknowledgement clears them. Envelopes are not sent
+    /// again (that would mark their writer), and a peer that repeats its list costs no second read.
+    @Test func aPeerThatStartsCarryingAChannelIsSentThePendingWritesThere() throws {
+        var core = Self.core()
+        _ = core.handle(.joinedChanged([Self.channel, DirectSpace.id]), now: 0)
+        Self.establish(&core, 1, with: Self.sorted[2])
+        let carried = core.handle(Self.message(.channels([Self.other, DirectSpace.id, Self.channel]), on: 1), now: 1)
+        let limit = PeerInstance.Settings().maximumPendingWritesOffered
+        #expect(carried.filter(Self.isPendingWritesRead) == [.loadPendingWrites(in: [Self.channel], limit: limit, for: PeerID(1))])
+        let repeated = core.handle(Self.message(.channels([Self.channel, DirectSpace.id]), on: 1), now: 2)
+        #expect(repeated.filter(Self.isPendingWritesRead).isEmpty)
+
+        let pending = Self.document(by: Self.sorted[1], "아직 확인 안 됨")
+        let loaded = core.handle(
+            .documentsLoaded([GossipDocument(id: pending.id, bytes: pending.bytes)], for: PeerID(1)), now: 3)
+        let batch = try #require(Self.batches(loaded, to: 1).first { $0.documents == [pending.bytes] })
+        let acknowledged = core.handle(Self.message(.acknowledge([batch.sequence]), on: 1), now: 4)
+        #expect(acknowledged.contains(.acknowledged([pending.id])))
+    }
+
+    static func isPendingWritesRead(_ directive: PeerInstance.Directive) -> Bool {
+        if case .loadPendingWrites = directive { true } else { false }
     }
 
     @Test func aRequestIsAnsweredFromTheStoreThroughGossip() {

@@ -43,4 +43,27 @@ import Testing
         #expect(try Self.pendingIDs(reopened, channel: Keys.seoul.id).isEmpty)
         reopened.close()
     }
+
+    /// The writes to send a peer again: only pending ones, only in the channels asked for, the newest `limit`
+    /// of them, oldest first.
+    @Test func thePendingWritesToSendAgainAreTheNewestOnesInTheChannelsAskedFor() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        let busan = try ChannelName(normalizing: "부산광역시")
+        #expect(try store.pendingWriteDocuments(in: [Keys.seoul.id], limit: 10).isEmpty)
+        let mine = try (0..<4).map { try message("내 글 \($0)", at: 1_000 + UInt64($0)) }
+        let elsewhere = try Document.sign(
+            .message(Message(channel: busan.id, senderName: "민지", content: .text("부산에서"))), created: 1_010,
+            by: Keys.alice)
+        _ = try await store.insertLocal(mine.reversed() + [elsewhere])
+        _ = try await store.insert(try message("남의 글", by: Keys.bob, at: 1_020))
+        #expect(try await store.acknowledge([mine[3].id]) == [mine[3].id])
+        let again = try store.pendingWriteDocuments(in: [Keys.seoul.id], limit: 2)
+        #expect(again.map(\.id) == [mine[1].id, mine[2].id])
+        #expect(again.map(\.bytes) == [mine[1].bytes, mine[2].bytes])
+        let both = try store.pendingWriteDocuments(in: [busan.id, Keys.seoul.id], limit: 10)
+        #expect(both.map(\.id) == [mine[0].id, mine[1].id, mine[2].id, elsewhere.id])
+        store.close()
+    }
 }

@@ -127,6 +127,9 @@ final class RawPeer: @unchecked Sendable {
         return sent
     }
 
+    /// Ends the connection at once, as a peer that vanishes does: nothing more is sent or acknowledged.
+    func close() { link.lock.withLock { link.connection }?.close() }
+
     /// Whether the other end closed the session right after the handshake.
     func wasRefused() async -> Bool {
         await ReconnectionTests.eventually(seconds: 5) { self.link.lock.withLock { self.link.closed } }

@@ -8,8 +8,10 @@ extension PeerInstance {
         if view != nil, !link.announced, link.listening == nil, message.isMembership == false { announce(id) }
         switch message {
         case .channels(let channels):
+            let carriedBefore = gossip.channels(of: id)
             followGossip(gossip.handle(.received(message, from: id)))
             follow(reconciliation.handle(.peerChannels(id, theirs: channels, joined: joined)))
+            offerPendingWrites(in: channels, carriedBefore: carriedBefore, to: id)
             sendWaitingStems()
         case .reconcile(_, fromInitiator: true, _):
             // Each makes this node load a channel's items: the host's budget first.
@@ -109,6 +111,15 @@ extension PeerInstance {
         for id in links.keys.sorted() where links[id]?.peer != nil {
             followGossip(gossip.handle(.offer([profile], to: id)))
         }
+    }
+
+    /// Asks the shell for this node's pending writes in the channels the peer now carries and did not before
+    /// (see ``Settings/maximumPendingWritesOffered``); a peer that repeats its list costs nothing. Envelopes are
+    /// left out: sent again to a peer that has one, it would show who wrote it (they leave by a stem, §1.8.1).
+    private mutating func offerPendingWrites(in channels: [ChannelID], carriedBefore: Set<ChannelID>, to id: PeerID) {
+        let newlyCarried = Set(channels).intersection(joined).subtracting(carriedBefore).subtracting([DirectSpace.id])
+        guard !newlyCarried.isEmpty, settings.maximumPendingWritesOffered > 0 else { return }
+        output.append(.loadPendingWrites(in: newlyCarried.sorted(), limit: settings.maximumPendingWritesOffered, for: id))
     }
 
     /// Stored documents reconciliation offered go to gossip for the peer.

@@ -111,6 +111,9 @@ public struct PeerInstance: Sendable {
         case loadItems(ChannelID, for: PeerID, answering: [UInt8]?)
         /// Read these documents from the store; answer ``Event/documentsLoaded(_:for:)``.
         case loadDocuments([DocumentID], for: PeerID)
+        /// Read this node's own writes in these channels that no peer has acknowledged yet, at most `limit`, the
+        /// newest; answer ``Event/documentsLoaded(_:for:)`` (oldest first).
+        case loadPendingWrites(in: [ChannelID], limit: Int, for: PeerID)
         /// A peer stored these documents (the node's own writes among them are no longer pending).
         case acknowledged([DocumentID])
         /// A peer handed over everything it had of this channel.
@@ -246,6 +249,12 @@ public struct PeerInstance: Sendable {
         /// A request is ignored while the session has this many documents or more unacknowledged (queued or in
         /// flight): a peer that never acknowledges cannot make this node hold more for it.
         public var maximumRequestedUnacknowledged = 256
+        /// This node's own writes still pending (no peer acknowledged them) offered to a session when its peer
+        /// starts carrying their channel, at most: the peer stores them, or acknowledges them again if it has them
+        /// already, as a Firestore client sends its pending writes again when it reconnects. (An acknowledgement
+        /// lost with a session, or with this node's stop, left them pending for good: reconciliation sends a peer
+        /// only what it lacks.)
+        public var maximumPendingWritesOffered = 256
         /// Messages over a budget a session may send (each ignored) before it ends.
         public var overBudgetLimit = 1_000
         /// One line per host per interval about its refused connections: the first at once, the rest summed.
