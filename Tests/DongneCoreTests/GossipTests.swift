@@ -70,6 +70,22 @@ import Testing
         #expect(gossip.queuedCount(for: PeerID(2)) == settings.maximumQueuedDocuments)
     }
 
+    /// Documents offered to a peer (reconciliation's offers, answers to its requests, pending writes sent again)
+    /// queue within the same bound as new documents: the oldest queued make room, and reconciliation repairs them.
+    @Test func offeredDocumentsQueueWithinTheQueuesBound() {
+        var settings = GossipInstance.Settings()
+        settings.maximumQueuedDocuments = 4
+        settings.windowSize = 1
+        var gossip = GossipInstance(settings: settings)
+        _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
+        let offered = (0..<10).map { Self.document("offered \($0)") }.map { GossipDocument(id: $0.id, bytes: $0.bytes) }
+        // The first five leave as a batch, which fills the window; the next five wait, and again.
+        for chunk in [offered[0..<5], offered[5..<10], offered[5..<10]] {
+            _ = gossip.handle(.offer(Array(chunk), to: PeerID(1)))
+        }
+        #expect(gossip.queuedCount(for: PeerID(1)) == settings.maximumQueuedDocuments)
+    }
+
     /// A link whose acknowledgements take a flush interval or more (a far peer) sends at once only with nothing
     /// in flight: there, a batch per document buys little time and costs a message each.
     @Test func aSlowLinkSendsAtOnceOnlyWithNothingInFlight() {

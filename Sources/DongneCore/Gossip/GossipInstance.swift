@@ -261,11 +261,13 @@ public struct GossipInstance: Sendable {
         return scheduleFlush()
     }
 
+    /// Queues stored documents for one peer, bounded as any queue is: reconciliation offers a chunk at a time
+    /// only while the peer's queue is short, but requests and pending writes come on top.
     private mutating func offer(_ documents: [GossipDocument], to peer: PeerID) -> [Directive] {
         // Taken out while it changes, as in a flush: its queue and set are changed in place, not copied.
         guard var outgoing = peers.removeValue(forKey: peer) else { return [] }
-        for document in documents where outgoing.queued.insert(document.id).inserted {
-            outgoing.queue.append((document.id, document.bytes, []))
+        for document in documents where !outgoing.queued.contains(document.id) {
+            outgoing.queue(document.id, bytes: document.bytes, reached: [], limit: settings.maximumQueuedDocuments)
         }
         peers[peer] = outgoing
         return scheduleFlush()
