@@ -216,6 +216,38 @@ import Testing
         #expect(Core.goodbyes(named.handle(Core.message(.membership(.disconnect), on: 1), now: 2)).isEmpty)
     }
 
+    /// A peer the user named that was not up yet: the join waiting for it was dropped and the views forgot the
+    /// address. Once the user's redial reaches it, this node joins through it, so that the peer counts this node
+    /// as a neighbour. (Before, the peer ended the session every few seconds as one it did not need, this node
+    /// dialled it again, and neither showed the other as joined.)
+    @Test func aPeerTheUserNamedBeforeItWasUpIsJoinedThroughOnceReached() {
+        var core = Self.listening()
+        let address = Self.address(5)
+        let first = core.handle(.connect(address), now: 0)
+        #expect(Core.dials(first) == [address])
+        _ = core.handle(.dialFailed(address), now: 5)  // refused: nothing listens there yet
+        let redials = (1...12).flatMap { Core.dials(core.handle(.timer, now: UInt64($0) * 1_000)) }
+        #expect(redials.contains(address), "the user's address is dialled again")
+        _ = core.handle(.opened(PeerID(1), remote: address, dialled: address), now: 12_001)
+        let reached = core.handle(.established(PeerID(1), peer: Core.sorted[2].publicKey, handshakeHash: [1]), now: 12_001)
+        #expect(Self.sent(reached, on: 1).contains(.membership(.join)))
+    }
+
+    /// A peer the user names while this node has neighbours is asked urgently to be one (a member accepts an
+    /// urgent request even with its view full), for the same reason: the user wants that session kept.
+    @Test func aPeerTheUserNamesBesideNeighboursIsAskedUrgentlyToBeOne() {
+        var core = Self.listening()
+        _ = Self.accept(&core, 1, from: 3, key: Core.sorted[2])
+        _ = core.handle(Core.message(.membership(.neighbour(urgent: false)), on: 1), now: 1)
+        let address = Self.address(5)
+        _ = core.handle(.connect(address), now: 2)
+        _ = core.handle(.opened(PeerID(2), remote: address, dialled: address), now: 3)
+        let reached = core.handle(.established(PeerID(2), peer: Core.sorted[3].publicKey, handshakeHash: [2]), now: 3)
+        #expect(Self.sent(reached, on: 2).contains(.membership(.neighbour(urgent: true))))
+        _ = core.handle(Core.message(.membership(.neighbourReply(accepted: true)), on: 2), now: 4)
+        #expect(Core.goodbyes(Self.keepTalking(&core, on: [1, 2], seconds: 1...10)).isEmpty, "both sessions stay")
+    }
+
     @Test func aHostsMembershipMessagesBeyondItsBudgetAreIgnoredAndCounted() {
         var settings = PeerInstance.Settings()
         settings.hostMembershipBurst = 3

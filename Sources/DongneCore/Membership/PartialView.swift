@@ -71,6 +71,10 @@ public struct PartialView: Sendable {
         case start(contact: PeerAddress?)
         /// DNS-SD or the user named an address: a spare.
         case discovered(PeerAddress)
+        /// A session to an address the user named is up: the user wants that session, and a member that does not
+        /// count this node as a neighbour ends it. So it is joined through when this node has no neighbour yet,
+        /// and else asked urgently to be a neighbour (a request a member accepts even with its view full).
+        case reached(PeerAddress)
         /// A member said something.
         case received(MembershipMessage, from: PeerAddress)
         /// The session with a neighbour ended.
@@ -130,6 +134,7 @@ public struct PartialView: Sendable {
         switch event {
         case .start(let contact): start(through: contact)
         case .discovered(let address): addToPassive(address)
+        case .reached(let address): reached(address)
         case .received(let message, let sender): received(message, from: sender)
         case .lost(let address): lost(address)
         case .unreachable(let address): unreachable(address)
@@ -146,6 +151,13 @@ public struct PartialView: Sendable {
         guard let contact, contact != ownAddress else { return }
         addToActive(contact)
         output.append(.send(.join, to: contact))
+    }
+
+    private mutating func reached(_ named: PeerAddress) {
+        guard named != ownAddress, !active.contains(named) else { return }
+        guard !active.isEmpty || !asked.isEmpty else { return start(through: named) }
+        asked[named] = now + settings.replyDeadline
+        output.append(.send(.neighbour(urgent: true), to: named))
     }
 
     private mutating func received(_ message: MembershipMessage, from sender: PeerAddress) {

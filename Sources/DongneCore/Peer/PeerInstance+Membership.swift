@@ -54,6 +54,15 @@ extension PeerInstance {
         followView(.start(contact: address))
     }
 
+    /// A session to an address the user named is up: the views make it a neighbour (``PartialView/Event/reached(_:)``).
+    /// Without this, a peer named before it was up was forgotten as unreachable, and once reached it ended the
+    /// session every few seconds as one it did not need, while this node dialled it again.
+    mutating func reachedNamed(_ address: PeerAddress) {
+        guard let membership = view, !membership.active.contains(address) else { return }
+        if membership.active.isEmpty && membership.asked.isEmpty { hasJoined = true }
+        followView(.reached(address))
+    }
+
     /// The peer announced the port it takes sessions on: its session now names it for the views.
     mutating func labelSession(_ id: PeerID, listeningOn port: UInt16) {
         guard view != nil, let link = links[id], link.listening == nil else { return }

@@ -49,6 +49,7 @@ extension PeerInstance {
         // it says it is no member): sessions that only carry a few membership messages come and go unseen.
         if view == nil || (link.isOutbound && !link.forMembership) { announce(id) }
         if let address = link.dialled { sendWaiting(to: address) }
+        if let address = link.dialled, dialTargets[address] != nil, !link.forMembership { reachedNamed(address) }
         endUnneededSessions()
     }
 
