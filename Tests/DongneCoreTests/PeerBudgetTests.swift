@@ -215,6 +215,34 @@ import Testing
         #expect(later.count { if case .loadItems = $0 { true } else { false } } == 4)
     }
 
+    /// A `channels` list that names a channel this node carries starts reconciliations (each loads the channel's
+    /// items) and a read of pending writes: a peer that alternates two lists would make this node load a whole
+    /// channel for every two small messages. Such lists draw on the host's budget: 16 at once, then one a second.
+    @Test func channelListsThatStartReconciliationsAreBudgetedPerHost() {
+        var settings = PeerInstance.Settings()
+        settings.overBudgetLimit = 10
+        var core = PeerInstance(identity: Fixture.sorted[1].publicKey, now: 0, random: SplitMix64(seed: 1), settings: settings)
+        _ = core.handle(.joinedChanged([Fixture.channel]), now: 0)
+        _ = Self.establish(&core, 1, from: Self.attacker, with: Self.key(1))
+        var loads = 0
+        var closedAt: Int?
+        for n in 1...100 where closedAt == nil {
+            let list: [ChannelID] = n % 2 == 1 ? [Fixture.channel] : []
+            let directives = core.handle(Fixture.message(.channels(list), on: 1), now: 1)
+            loads += directives.count { if case .loadItems = $0 { true } else { false } }
+            if !Fixture.closes(directives).isEmpty { closedAt = n }
+        }
+        #expect(loads == 16, "the burst")
+        // Only the lists that name the channel count: the 27th of them (16, then ten ignored) ends the session.
+        #expect(closedAt == 2 * (16 + 11) - 1)
+        // A second session from the same host shares the budget: one a second.
+        _ = Self.establish(&core, 2, from: Self.attacker, with: Self.key(2), at: 2)
+        let later = (0..<8).flatMap { n in
+            core.handle(Fixture.message(.channels(n % 2 == 0 ? [Fixture.channel] : []), on: 2), now: 1_002)
+        }
+        #expect(later.count { if case .loadItems = $0 { true } else { false } } == 1)
+    }
+
     @Test func aRequestIsIgnoredWhileTheSessionHoldsTooManyDocumentsUnacknowledged() {
         var core = Fixture.core()
         _ = Self.establish(&core, 1, from: Self.attacker, with: Self.key(1))

@@ -4,8 +4,8 @@
 /// machine are charged to the host the connections come from: each new connection takes a token, a connection
 /// that ends before its handshake takes more, and every invalid document or broken rule takes one from a
 /// second bucket. A host whose refusal bucket runs dry is ignored for a while: its connections close as they
-/// open, before any handshake work. Reconciliation messages and requests, which make this node read its store,
-/// draw on buckets of their own.
+/// open, before any handshake work. Reconciliation messages, requests and channel lists, which make this node
+/// read its store, draw on buckets of their own.
 struct HostStanding: Sendable, Equatable {
     /// New connections.
     var connections: TokenBucket
@@ -15,6 +15,8 @@ struct HostStanding: Sendable, Equatable {
     var reconciliations: TokenBucket
     /// `request` messages that make this node read documents.
     var requests: TokenBucket
+    /// `channels` lists that name a channel this node carries, which start reconciliations.
+    var channelLists: TokenBucket
     /// Chunks (and `blob want`s) this node read from its store for the host.
     var chunks: TokenBucket
     /// Membership messages, which make this node change its views, dial and send.
@@ -38,6 +40,8 @@ struct HostStanding: Sendable, Equatable {
             capacity: settings.hostReconcileBurst, ratePerSecond: settings.hostReconcilesPerSecond, now: now)
         requests = TokenBucket(
             capacity: settings.hostRequestBurst, ratePerSecond: settings.hostRequestsPerSecond, now: now)
+        channelLists = TokenBucket(
+            capacity: settings.hostChannelListBurst, ratePerSecond: settings.hostChannelListsPerSecond, now: now)
         chunks = TokenBucket(
             capacity: settings.hostChunkBurst, ratePerSecond: settings.hostChunksPerSecond, now: now)
         membership = TokenBucket(

@@ -8,6 +8,8 @@ extension PeerInstance {
         if view != nil, !link.announced, link.listening == nil, message.isMembership == false { announce(id) }
         switch message {
         case .channels(let channels):
+            // A list naming a channel carried here starts reconciliations and reads: the host's budget first.
+            if channels.contains(where: joined.contains) { guard withinBudget(\.channelLists, on: id) else { return } }
             let carriedBefore = gossip.channels(of: id)
             followGossip(gossip.handle(.received(message, from: id)))
             follow(reconciliation.handle(.peerChannels(id, theirs: channels, joined: joined)))

@@ -242,6 +242,11 @@ public struct PeerInstance: Sendable {
         public var hostReconcilesPerSecond = 4.0
         public var hostRequestBurst = 16.0
         public var hostRequestsPerSecond = 4.0
+        /// `channels` lists naming a channel this node carries (each may start reconciliations, which load the
+        /// channel's items, and a read of pending writes) a host may send at once and per second: a peer sends
+        /// one as its session starts and one per join or leave. Beyond, they are ignored and counted.
+        public var hostChannelListBurst = 16.0
+        public var hostChannelListsPerSecond = 1.0
         /// Chunks a host may ask this node to read and send (a `blob want` counts as one), at once and per second:
         /// a whole blob at once, then about 96 MiB/s. Beyond, requests are ignored and counted.
         public var hostChunkBurst = 2_048.0
