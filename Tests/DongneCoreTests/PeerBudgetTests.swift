@@ -191,20 +191,34 @@ import Testing
 
     // MARK: Costly messages
 
-    @Test func reconcileMessagesBeyondTheHostsBudgetAreIgnoredAndCountedThenEndTheSession() {
+    /// A core carrying the channel, whose session 1 from the attacker's host ends after ten messages over budget.
+    static func attackedCore() -> PeerInstance {
         var settings = PeerInstance.Settings()
         settings.overBudgetLimit = 10
         var core = PeerInstance(identity: Fixture.sorted[1].publicKey, now: 0, random: SplitMix64(seed: 1), settings: settings)
         _ = core.handle(.joinedChanged([Fixture.channel]), now: 0)
         _ = Self.establish(&core, 1, from: Self.attacker, with: Self.key(1))
-        _ = core.handle(Fixture.message(.channels([Fixture.channel]), on: 1), now: 0)
-        let opening = Fixture.message(.reconcile(channel: Fixture.channel, fromInitiator: true, payload: [0x61]), on: 1)
+        return core
+    }
+
+    /// Sends the `n`th of `messages` (from 1, at most 100) over session 1 until it closes: the channel loads
+    /// they caused, and which message closed it.
+    static func flood(_ core: inout PeerInstance, with messages: (Int) -> GossipMessage) -> (loads: Int, closedAt: Int?) {
         var loads = 0
         var closedAt: Int?
         for n in 1...100 where closedAt == nil {
-            let directives = core.handle(opening, now: 1)
+            let directives = core.handle(Fixture.message(messages(n), on: 1), now: 1)
             loads += directives.count { if case .loadItems = $0 { true } else { false } }
             if !Fixture.closes(directives).isEmpty { closedAt = n }
+        }
+        return (loads, closedAt)
+    }
+
+    @Test func reconcileMessagesBeyondTheHostsBudgetAreIgnoredAndCountedThenEndTheSession() {
+        var core = Self.attackedCore()
+        _ = core.handle(Fixture.message(.channels([Fixture.channel]), on: 1), now: 0)
+        let (loads, closedAt) = Self.flood(&core) { _ in
+            .reconcile(channel: Fixture.channel, fromInitiator: true, payload: [0x61])
         }
         #expect(loads == 64, "the burst")
         #expect(closedAt == 64 + 11, "then ten ignored, and the session ends at the eleventh")
@@ -219,19 +233,8 @@ import Testing
     /// items) and a read of pending writes: a peer that alternates two lists would make this node load a whole
     /// channel for every two small messages. Such lists draw on the host's budget: 16 at once, then one a second.
     @Test func channelListsThatStartReconciliationsAreBudgetedPerHost() {
-        var settings = PeerInstance.Settings()
-        settings.overBudgetLimit = 10
-        var core = PeerInstance(identity: Fixture.sorted[1].publicKey, now: 0, random: SplitMix64(seed: 1), settings: settings)
-        _ = core.handle(.joinedChanged([Fixture.channel]), now: 0)
-        _ = Self.establish(&core, 1, from: Self.attacker, with: Self.key(1))
-        var loads = 0
-        var closedAt: Int?
-        for n in 1...100 where closedAt == nil {
-            let list: [ChannelID] = n % 2 == 1 ? [Fixture.channel] : []
-            let directives = core.handle(Fixture.message(.channels(list), on: 1), now: 1)
-            loads += directives.count { if case .loadItems = $0 { true } else { false } }
-            if !Fixture.closes(directives).isEmpty { closedAt = n }
-        }
+        var core = Self.attackedCore()
+        let (loads, closedAt) = Self.flood(&core) { n in .channels(n % 2 == 1 ? [Fixture.channel] : []) }
         #expect(loads == 16, "the burst")
         // Only the lists that name the channel count: the 27th of them (16, then ten ignored) ends the session.
         #expect(closedAt == 2 * (16 + 11) - 1)
