@@ -201,12 +201,12 @@ import Testing
         return core
     }
 
-    /// Sends the `n`th of `messages` (from 1, at most 100) over session 1 until it closes: the channel loads
+    /// Sends the `n`th of `messages` (from 1, at most 200) over session 1 until it closes: the channel loads
     /// they caused, and which message closed it.
     static func flood(_ core: inout PeerInstance, with messages: (Int) -> GossipMessage) -> (loads: Int, closedAt: Int?) {
         var loads = 0
         var closedAt: Int?
-        for n in 1...100 where closedAt == nil {
+        for n in 1...200 where closedAt == nil {
             let directives = core.handle(Fixture.message(messages(n), on: 1), now: 1)
             loads += directives.count { if case .loadItems = $0 { true } else { false } }
             if !Fixture.closes(directives).isEmpty { closedAt = n }
@@ -229,21 +229,27 @@ import Testing
         #expect(later.count { if case .loadItems = $0 { true } else { false } } == 4)
     }
 
-    /// A `channels` list that names a channel this node carries starts reconciliations (each loads the channel's
-    /// items) and a read of pending writes: a peer that alternates two lists would make this node load a whole
-    /// channel for every two small messages. Such lists draw on the host's budget: 16 at once, then one a second.
+    /// A `channels` list that newly shares a channel with this node starts its reconciliation (which loads the
+    /// channel's items) and a read of pending writes; a channel the peer stops carrying and carries again is
+    /// reconciled again. So a peer that alternated two lists made this node load a whole channel for every two
+    /// small messages. Such lists draw on the host's budget, as many as `reconcile`s: 64 at once, then 4 a
+    /// second. A list that shares nothing new (the same list again, or one without the channel) costs nothing.
     @Test func channelListsThatStartReconciliationsAreBudgetedPerHost() {
         var core = Self.attackedCore()
         let (loads, closedAt) = Self.flood(&core) { n in .channels(n % 2 == 1 ? [Fixture.channel] : []) }
-        #expect(loads == 16, "the burst")
-        // Only the lists that name the channel count: the 27th of them (16, then ten ignored) ends the session.
-        #expect(closedAt == 2 * (16 + 11) - 1)
-        // A second session from the same host shares the budget: one a second.
+        #expect(loads == 64, "the burst")
+        // Only the lists that share the channel anew count: the 75th of them (64, then ten ignored) ends the session.
+        #expect(closedAt == 2 * (64 + 11) - 1)
+        // A second session from the same host shares the budget: 4 a second.
         _ = Self.establish(&core, 2, from: Self.attacker, with: Self.key(2), at: 2)
-        let later = (0..<8).flatMap { n in
+        let later = (0..<16).flatMap { n in
             core.handle(Fixture.message(.channels(n % 2 == 0 ? [Fixture.channel] : []), on: 2), now: 1_002)
         }
-        #expect(later.count { if case .loadItems = $0 { true } else { false } } == 1)
+        #expect(later.count { if case .loadItems = $0 { true } else { false } } == 4)
+        // The same list again shares nothing new: never ignored, however often.
+        var honest = Self.attackedCore()
+        let repeated = Self.flood(&honest) { _ in .channels([Fixture.channel, DirectSpace.id]) }
+        #expect(repeated.loads == 1 && repeated.closedAt == nil)
     }
 
     @Test func aRequestIsIgnoredWhileTheSessionHoldsTooManyDocumentsUnacknowledged() {

@@ -15,7 +15,7 @@ struct HostStanding: Sendable, Equatable {
     var reconciliations: TokenBucket
     /// `request` messages that make this node read documents.
     var requests: TokenBucket
-    /// `channels` lists that name a channel this node carries, which start reconciliations.
+    /// `channels` lists that newly share a channel with this node, which start reconciliations.
     var channelLists: TokenBucket
     /// Chunks (and `blob want`s) this node read from its store for the host.
     var chunks: TokenBucket

@@ -8,9 +8,11 @@ extension PeerInstance {
         if view != nil, !link.announced, link.listening == nil, message.isMembership == false { announce(id) }
         switch message {
         case .channels(let channels):
-            // A list naming a channel carried here starts reconciliations and reads: the host's budget first.
-            if channels.contains(where: joined.contains) { guard withinBudget(\.channelLists, on: id) else { return } }
+            // A list that newly shares a channel starts its reconciliation and a read: the host's budget first.
             let carriedBefore = gossip.channels(of: id)
+            if channels.contains(where: { joined.contains($0) && !carriedBefore.contains($0) }) {
+                guard withinBudget(\.channelLists, on: id) else { return }
+            }
             followGossip(gossip.handle(.received(message, from: id)))
             follow(reconciliation.handle(.peerChannels(id, theirs: channels, joined: joined)))
             offerPendingWrites(in: channels, carriedBefore: carriedBefore, to: id)
@@ -20,11 +22,11 @@ extension PeerInstance {
             guard withinBudget(\.reconciliations, on: id) else { return }
             follow(reconciliation.handle(.received(message, from: id)))
         case .request(let ids):
-            // Each makes this node read documents and hold them until acknowledged: bounded both ways.
-            guard gossip.unacknowledgedCount(for: id) < settings.maximumRequestedUnacknowledged else {
-                return ignoreOverBudget(on: id)
-            }
+            // Each makes this node read documents and hold them until acknowledged: bounded both ways. A request
+            // while the session holds too many is ignored without counting against the peer (an honest anti-entropy
+            // round may ask while a catch-up is on its way); its token is spent all the same.
             guard withinBudget(\.requests, on: id) else { return }
+            guard gossip.unacknowledgedCount(for: id) < settings.maximumRequestedUnacknowledged else { return }
             follow(reconciliation.handle(.received(message, from: id)))
         case .reconcile, .reconciled:
             follow(reconciliation.handle(.received(message, from: id)))

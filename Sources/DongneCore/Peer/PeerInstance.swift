@@ -66,7 +66,8 @@ public struct PeerInstance: Sendable {
         case joinedChanged([ChannelID])
         /// The items of a channel that a ``Directive/loadItems(_:for:answering:)`` asked for.
         case itemsLoaded(ChannelID, for: PeerID, answering: [UInt8]?, items: [NegentropyItem])
-        /// The stored documents that a ``Directive/loadDocuments(_:for:)`` asked for (those found).
+        /// The stored documents that a ``Directive/loadDocuments(_:for:)`` or a
+        /// ``Directive/loadPendingWrites(in:limit:for:)`` asked for (those found).
         case documentsLoaded([GossipDocument], for: PeerID)
         /// Documents a ``Directive/check(_:from:mode:)`` asked for were checked: `verified` are valid and new
         /// (they may be forwarded), `invalid` break a rule (a signature that fails, say).
@@ -242,11 +243,12 @@ public struct PeerInstance: Sendable {
         public var hostReconcilesPerSecond = 4.0
         public var hostRequestBurst = 16.0
         public var hostRequestsPerSecond = 4.0
-        /// `channels` lists naming a channel this node carries (each may start reconciliations, which load the
-        /// channel's items, and a read of pending writes) a host may send at once and per second: a peer sends
-        /// one as its session starts and one per join or leave. Beyond, they are ignored and counted.
-        public var hostChannelListBurst = 16.0
-        public var hostChannelListsPerSecond = 1.0
+        /// `channels` lists that newly share a channel with this node (each starts its reconciliation, which loads
+        /// the channel's items, and a read of pending writes) a host may send at once and per second, as many as
+        /// `reconcile`s: a peer sends one as its session starts and one per join. Beyond, they are ignored and
+        /// counted; lists that share nothing new cost nothing.
+        public var hostChannelListBurst = 64.0
+        public var hostChannelListsPerSecond = 4.0
         /// Chunks a host may ask this node to read and send (a `blob want` counts as one), at once and per second:
         /// a whole blob at once, then about 96 MiB/s. Beyond, requests are ignored and counted.
         public var hostChunkBurst = 2_048.0

@@ -5,8 +5,10 @@
 /// runs Negentropy to its end (or, with an empty set, to the first answer) and **offers** the documents the
 /// peer lacks, a chunk at a time while the peer's gossip queue is short, so that a large catch-up never
 /// overflows it. At a session's start it asks for nothing, since the peer's own reconciliation offers what this
-/// end lacks; an anti-entropy round has no run of the peer's beside it, so its initiator **requests** what it
-/// lacks. The responder answers each message from a fresh Negentropy instance, keeping no state between messages.
+/// end lacks; an anti-entropy round has no run of the peer's beside it, so once the peer's run has caught this
+/// node up (it said `reconciled`), a round's initiator also **requests** what it lacks, within
+/// ``requestLimit``. The responder answers each message from a fresh Negentropy instance, keeping no state
+/// between messages.
 ///
 /// The initiator says `reconciled` only once every document it offered has been acknowledged, and a node
 /// treats a channel as reconciled when its peer says so: then it holds everything that peer had, and what the
@@ -74,9 +76,12 @@ public struct ReconciliationInstance: Sendable {
     private var owedReconciled: [PeerID: [ChannelID]] = [:]
     /// The channels each peer said it carries.
     private var theirChannels: [PeerID: Set<ChannelID>] = [:]
-    /// The runs of anti-entropy rounds, whose documents this node lacks it requests: no run of the peer's offers
-    /// them (one goes with each session's start, none with a round).
-    private var requesting: [PeerID: Set<ChannelID>] = [:]
+    /// The runs of anti-entropy rounds that request what this node lacks (no run of the peer's offers it: one goes
+    /// with each session's start, none with a round), each with how many ids it may still request.
+    private var requesting: [PeerID: [ChannelID: Int]] = [:]
+    /// The channels each peer said `reconciled` about during its session: it has offered this node everything it
+    /// had then, so what a round finds missing later is worth asking for, not a catch-up still on its way.
+    private var caughtUp: [PeerID: Set<ChannelID>] = [:]
     /// The channels reconciled (or being reconciled) with each peer during its session.
     private var begun: [PeerID: Set<ChannelID>] = [:]
     /// The channels each peer has reconciled with this node as initiator during its session: only for those may
@@ -88,6 +93,10 @@ public struct ReconciliationInstance: Sendable {
     private var stalls: [PeerID: [ChannelID: Int]] = [:]
     /// Stalled starts after which a reconciliation starts over.
     public static let restartAfterStalls = 2
+    /// The most ids one anti-entropy run requests, in one `request`: a responder ignores requests while 256
+    /// documents or more are unacknowledged on the session (PROTOCOL.md §2.6), so more at once would go
+    /// unanswered; the next round asks for the rest.
+    public static let requestLimit = 256
 
     /// No reconciliations yet.
     public init() {}
@@ -134,6 +143,7 @@ public struct ReconciliationInstance: Sendable {
             theirChannels[peer] = nil
             begun[peer] = nil
             requesting[peer] = nil
+            caughtUp[peer] = nil
             answered[peer] = nil
             stalls[peer] = nil
             return []
@@ -146,7 +156,8 @@ public struct ReconciliationInstance: Sendable {
         let theirs = theirChannels[peer, default: []]
         running[peer] = running[peer]?.filter { theirs.contains($0.key) }
         starting[peer] = starting[peer]?.filter { theirs.contains($0) }
-        requesting[peer] = requesting[peer]?.filter { theirs.contains($0) }
+        requesting[peer] = requesting[peer]?.filter { theirs.contains($0.key) }
+        caughtUp[peer] = caughtUp[peer]?.intersection(theirs)
     }
 
     /// Starts every channel both ends carry that was not reconciled with the peer since both carried it: a
@@ -154,6 +165,7 @@ public struct ReconciliationInstance: Sendable {
     private mutating func startShared(with peer: PeerID, joined: [ChannelID]) -> [Directive] {
         let shared = theirChannels[peer, default: []].intersection(joined)
         begun[peer] = begun[peer, default: []].intersection(shared)
+        caughtUp[peer] = caughtUp[peer]?.intersection(shared)
         return shared.subtracting(begun[peer, default: []]).sorted().flatMap { start($0, with: peer) }
     }
 
@@ -170,11 +182,8 @@ public struct ReconciliationInstance: Sendable {
         }
         stalls[peer]?[channel] = nil
         guard !isReconciling(channel, with: peer) else { return [] }
-        if requestingWhatItLacks {
-            requesting[peer, default: []].insert(channel)
-        } else {
-            requesting[peer]?.remove(channel)
-        }
+        let requests = requestingWhatItLacks && caughtUp[peer]?.contains(channel) == true
+        requesting[peer, default: [:]][channel] = requests ? Self.requestLimit : nil
         starting[peer, default: []].insert(channel)
         begun[peer, default: []].insert(channel)
         return [.loadItems(channel, for: peer, answering: nil)]
@@ -189,7 +198,9 @@ public struct ReconciliationInstance: Sendable {
         case .request(let ids):
             return ids.isEmpty || ids.count > Self.chunk ? [] : [.offer(ids, to: peer)]
         case .reconciled(let channel):
-            return answered[peer]?.contains(channel) == true ? [.reconciled(channel)] : []
+            guard answered[peer]?.contains(channel) == true else { return [] }
+            caughtUp[peer, default: []].insert(channel)
+            return [.reconciled(channel)]
         case .batch, .acknowledge, .channels, .datagrams, .blobWant, .blobHave, .chunkRequest, .chunk, .listening,
             .membership:
             return []
@@ -221,26 +232,25 @@ public struct ReconciliationInstance: Sendable {
             return [.disconnect(peer, reason: "malformed reconciliation")]
         }
         var directives: [Directive] = []
-        if requesting[peer]?.contains(channel) == true {
-            let missing = need.compactMap(DocumentID.init)
-            for start in stride(from: 0, to: missing.count, by: Self.chunk) {
-                directives.append(.send(.request(Array(missing[start..<min(start + Self.chunk, missing.count)])), to: peer))
-            }
+        if let allowed = requesting[peer]?[channel], allowed > 0 {
+            let missing = need.prefix(allowed).compactMap(DocumentID.init)
+            requesting[peer]?[channel] = allowed - missing.count
+            if !missing.isEmpty { directives.append(.send(.request(missing), to: peer)) }
         }
         let lacking = have.compactMap(DocumentID.init)
         if !lacking.isEmpty {
             toOffer[peer, default: []] += lacking
             directives += offerMore(to: peer)
         }
-        // An initiator with nothing in the channel has nothing to offer, and it asks for nothing (the peer's own
-        // run at the session's start offers what it lacks): the rest of the run would only bring the peer's ids,
-        // every one of them.
+        // An initiator with nothing in the channel has nothing to offer, and it asks for nothing beyond the first
+        // answer (the peer's own run at the session's start offers what it lacks): the rest of the run would only
+        // bring the peer's ids, every one of them.
         if let next, !negentropy.isEmpty {
             running[peer]?[channel] = negentropy
             directives.append(.send(.reconcile(channel: channel, fromInitiator: true, payload: next), to: peer))
         } else {
             running[peer]?[channel] = nil  // done: a later round may reconcile it again
-            requesting[peer]?.remove(channel)
+            requesting[peer]?[channel] = nil
             owedReconciled[peer, default: []].append(channel)
             directives += settleOwed(with: peer)
         }
