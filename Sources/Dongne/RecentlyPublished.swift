@@ -38,8 +38,8 @@ struct RecentlyPublished {
         documents.removeAll { $0.id == id }
     }
 
-    /// The kept documents in `channels`, oldest first: beside those read from the store, with the commit of these
-    /// still held back.
+    /// The kept documents in `channels`, oldest first, to send beside those read from the store: those whose
+    /// commit is still held back are only here (some kept ones may be committed by now).
     func gossipDocuments(in channels: Set<ChannelID>) -> [GossipDocument] {
         documents.filter { $0.channel.map(channels.contains) ?? false }.map {
             GossipDocument(id: $0.id, bytes: $0.bytes)

@@ -478,7 +478,10 @@ public struct Simulation {
                 let newest = stores[node].pending.compactMap { id in
                     stores[node].documents[id].map { (created: $0.created, id: id, bytes: $0.bytes) }
                 }.sorted { ($0.created, $0.id) < ($1.created, $1.id) }.suffix(limit)
-                answers.append(.documentsLoaded(newest.map { GossipDocument(id: $0.id, bytes: $0.bytes) }, for: peer))
+                // As the shell: nothing pending, no answer.
+                if !newest.isEmpty {
+                    answers.append(.documentsLoaded(newest.map { GossipDocument(id: $0.id, bytes: $0.bytes) }, for: peer))
+                }
             case .acknowledged(let ids):
                 stores[node].pending.subtract(ids)
             case .wake(let at):

@@ -204,9 +204,11 @@ extension Store {
         guard limit > 0, !channels.isEmpty, !pendingLocalWrites.update({ $0.isEmpty }) else { return [] }
         let found = try read { connection throws(SQLiteError) in
             var found: [(created: Int64, id: DocumentID, bytes: [UInt8])] = []
+            // Driven from the pending writes, which are few: SQLite would otherwise walk the channel's index
+            // newest first, and with fewer pending than `limit` read the whole channel to find them.
             let statement = try connection.statement(
                 """
-                SELECT d.created, d.id, d.bytes FROM pending_writes p JOIN documents d ON d.id = p.id
+                SELECT d.created, d.id, d.bytes FROM pending_writes p CROSS JOIN documents d ON d.id = p.id
                 WHERE d.channel = ? ORDER BY d.created DESC, d.id DESC LIMIT ?
                 """)
             for channel in channels {

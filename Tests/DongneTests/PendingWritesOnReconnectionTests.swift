@@ -23,6 +23,9 @@ import Testing
         let id = try await seoul.send(.text("잘 받았나요"))
         #expect(await ReconnectionTests.eventually(seconds: 10) { Self.carries(silent.messages, id) })
         silent.close()  // gone before it acknowledged anything
+        // Seen gone before the peer comes back: a session still up would hand what it owed to the new one as a
+        // duplicate's (another path, tested elsewhere).
+        #expect(await ReconnectionTests.eventually(seconds: 10) { await node.node.peers().isEmpty })
 
         let pending = try await seoul.messages.getDocuments()
         #expect(pending.documents.first { $0.id == id }?.metadata.hasPendingWrites == true)
