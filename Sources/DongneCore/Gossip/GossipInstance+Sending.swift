@@ -20,7 +20,10 @@ extension GossipInstance {
             size += document.bytes.count
         }
         outgoing.queue.removeFirst(documents.count)
-        for document in documents { outgoing.queued.remove(document.id) }
+        for document in documents {
+            outgoing.queued.remove(document.id)
+            outgoing.inFlightIDs.insert(document.id)
+        }
         let timeout = outgoing.retransmitTimeout(least: settings.retransmitAfter)
         let sequence = outgoing.nextSequence
         outgoing.nextSequence += 1

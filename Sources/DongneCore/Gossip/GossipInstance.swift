@@ -111,6 +111,8 @@ public struct GossipInstance: Sendable {
         var queue: [Entry] = []
         var queued: Set<DocumentID> = []
         var inFlight: [UInt64: InFlight] = [:]
+        /// The documents of the batches in flight, so that one offered again while on its way is not sent twice.
+        var inFlightIDs: Set<DocumentID> = []
         var nextSequence: UInt64 = 1
         /// The largest datagram payload the peer takes; nil while it takes none.
         var datagramPayloadLimit: Int?
@@ -253,20 +255,22 @@ public struct GossipInstance: Sendable {
     /// what is queued or in flight on it already, so that sessions coming and going cost no more than one does.
     private mutating func handOver(_ owed: [Entry], to peer: PeerID) -> [Directive] {
         guard var outgoing = peers.removeValue(forKey: peer) else { return [] }
-        let inFlight = Set(outgoing.inFlight.values.flatMap { $0.documents.map(\.id) })
-        for entry in owed where !outgoing.queued.contains(entry.id) && !inFlight.contains(entry.id) {
+        for entry in owed where !outgoing.queued.contains(entry.id) && !outgoing.inFlightIDs.contains(entry.id) {
             outgoing.queue(entry.id, bytes: entry.bytes, reached: entry.covered, limit: settings.maximumQueuedDocuments)
         }
         peers[peer] = outgoing
         return scheduleFlush()
     }
 
-    /// Queues stored documents for one peer, bounded as any queue is: reconciliation offers a chunk at a time
-    /// only while the peer's queue is short, but requests and pending writes come on top.
+    /// Queues stored documents for one peer, bounded as any queue is (reconciliation offers a chunk at a time
+    /// only while the peer's queue is short, but requests and pending writes come on top), leaving out those
+    /// queued or in flight to it already: a pending write sent again as a session starts may be offered by
+    /// reconciliation a moment later.
     private mutating func offer(_ documents: [GossipDocument], to peer: PeerID) -> [Directive] {
         // Taken out while it changes, as in a flush: its queue and set are changed in place, not copied.
         guard var outgoing = peers.removeValue(forKey: peer) else { return [] }
-        for document in documents where !outgoing.queued.contains(document.id) {
+        for document in documents
+        where !outgoing.queued.contains(document.id) && !outgoing.inFlightIDs.contains(document.id) {
             outgoing.queue(document.id, bytes: document.bytes, reached: [], limit: settings.maximumQueuedDocuments)
         }
         peers[peer] = outgoing
@@ -296,6 +300,7 @@ public struct GossipInstance: Sendable {
         for sequence in sequences {
             if let batch = peers[peer]?.inFlight.removeValue(forKey: sequence) {
                 delivered += batch.documents.map(\.id)
+                peers[peer]?.inFlightIDs.subtract(batch.documents.map(\.id))
                 newest = max(newest ?? sequence, sequence)
                 // Karn's rule: only a batch sent once tells how long acknowledgements take.
                 if !batch.resent { peers[peer]?.sampleDelay(now > batch.sentAt ? now - batch.sentAt : 0) }
