@@ -91,6 +91,26 @@ import Testing
         #expect(view.active == [Self.address(2), Self.address(3)])
     }
 
+    /// An address the user named and this node reached is joined through when the node has no neighbour and no
+    /// request out, and else asked urgently to be a neighbour, even while an ordinary request to it is out: its
+    /// refusal of that one answers the earlier request, and the urgent one's acceptance makes it a neighbour.
+    @Test func aReachedAddressTheUserNamedIsJoinedThroughOrAskedUrgently() {
+        var alone = Self.view()
+        _ = alone.handle(.start(contact: nil), now: 0)
+        #expect(Self.sends(alone.handle(.reached(Self.address(5)), now: 1)).map(\.0) == [.join])
+        #expect(alone.active == [Self.address(5)])
+
+        var view = Self.view(withNeighbours: [2])
+        let asked = view.handle(.discovered(Self.address(5)), now: 1)  // a spare: asked, not urgently, at once
+        #expect(Self.sends(asked).contains { $0 == (.neighbour(urgent: false), Self.address(5)) })
+        let reached = view.handle(.reached(Self.address(5)), now: 2)
+        #expect(Self.sends(reached).contains { $0 == (.neighbour(urgent: true), Self.address(5)) })
+        _ = view.handle(.received(.neighbourReply(accepted: false), from: Self.address(5)), now: 3)
+        #expect(view.asked[Self.address(5)] != nil, "the refusal answered the earlier request")
+        _ = view.handle(.received(.neighbourReply(accepted: true), from: Self.address(5)), now: 4)
+        #expect(view.active.contains(Self.address(5)) && view.asked[Self.address(5)] == nil)
+    }
+
     static func hostile(_ port: Int) -> PeerAddress { PeerAddress(host: "10.0.0.66", port: UInt16(9_000 + port)) }
 
     @Test func oneHostOnManyPortsHoldsAtMostItsShareOfNeighboursAndSpares() {

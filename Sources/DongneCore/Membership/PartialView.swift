@@ -107,6 +107,10 @@ public struct PartialView: Sendable {
     public private(set) var passive: Set<PeerAddress> = []
     /// Spares asked to be neighbours, with the time their answer is due.
     public private(set) var asked: [PeerAddress: UInt64] = [:]
+    /// Requests out to an asked address beyond its first (an address the user named, asked urgently while an
+    /// ordinary request to it was out): its answers come in order, so a refusal answers an earlier one and the
+    /// address stays asked for the later one's answer. Keys are among ``asked``'s.
+    private var laterRequests: [PeerAddress: Int] = [:]
     private var random: SplitMix64
     private var now: UInt64 = 0
     private var nextShuffle: UInt64?
@@ -156,6 +160,7 @@ public struct PartialView: Sendable {
     private mutating func reached(_ named: PeerAddress) {
         guard named != ownAddress, !active.contains(named) else { return }
         guard !active.isEmpty || !asked.isEmpty else { return start(through: named) }
+        if asked[named] != nil { laterRequests[named, default: 0] += 1 }
         asked[named] = now + settings.replyDeadline
         output.append(.send(.neighbour(urgent: true), to: named))
     }
@@ -175,7 +180,12 @@ public struct PartialView: Sendable {
             if accepted { addToActive(sender) }
             output.append(.send(.neighbourReply(accepted: accepted), to: sender))
         case .neighbourReply(let accepted):
-            guard asked.removeValue(forKey: sender) != nil else { return }
+            guard asked[sender] != nil else { return }
+            if !accepted, let later = laterRequests[sender] {
+                laterRequests[sender] = later > 1 ? later - 1 : nil
+                return  // it refused an earlier request; the later one's answer is still to come
+            }
+            forgetRequest(to: sender)
             if accepted {
                 refusedInARow = 0
                 addToActive(sender)
@@ -248,7 +258,10 @@ public struct PartialView: Sendable {
     /// Nothing reaches this address: forgotten everywhere.
     private mutating func unreachable(_ address: PeerAddress) {
         passive.remove(address)
-        if asked.removeValue(forKey: address) != nil { nextRefill = now }
+        if asked[address] != nil {
+            forgetRequest(to: address)
+            nextRefill = now
+        }
         if active.remove(address) != nil {
             output.append(.drop(address))
             refusedInARow = 0
@@ -258,7 +271,7 @@ public struct PartialView: Sendable {
 
     private mutating func timer() {
         for (address, due) in asked.sorted(by: { $0.key < $1.key }) where due <= now {
-            asked[address] = nil
+            forgetRequest(to: address)
             passive.remove(address)
         }
         if let due = nextShuffle, due <= now {
@@ -295,12 +308,17 @@ public struct PartialView: Sendable {
         output.append(.send(.neighbour(urgent: urgent), to: address))
     }
 
+    private mutating func forgetRequest(to address: PeerAddress) {
+        asked[address] = nil
+        laterRequests[address] = nil
+    }
+
     private mutating func addToActive(_ address: PeerAddress) {
         guard address != ownAddress, !active.contains(address) else { return }
         while !hasNeighbourRoom(address), freeAPlace(ofHostOf: address) {}
         if active.count >= settings.activeSize, let dropped = randomElement(of: active) { disconnect(dropped) }
         passive.remove(address)
-        asked[address] = nil
+        forgetRequest(to: address)
         active.insert(address)
         output.append(.keep(address))
     }
@@ -309,7 +327,7 @@ public struct PartialView: Sendable {
     /// it has one, as nothing rests on it yet, else one of its neighbours. False if the host holds none.
     private mutating func freeAPlace(ofHostOf address: PeerAddress) -> Bool {
         if let request = randomElement(of: Set(asked.keys.filter { $0.host == address.host && $0 != address })) {
-            asked[request] = nil
+            forgetRequest(to: request)
             // Sent after the request, on its session: a node that accepted it lets this one go again, and its
             // acceptance, no longer asked for, counts for nothing here.
             output.append(.send(.disconnect, to: request))
