@@ -53,6 +53,10 @@ public struct Simulation {
         public var viewsInNodes = false
         /// Milliseconds between two nodes' joins at the start, with partial views.
         public var joinSpacing: UInt64 = 20
+        /// With partial views: the live addresses a node joining during the writing knows, the first its contact
+        /// and the others spares, as DNS-SD and the peers it met before give a real node several. With one, a
+        /// joiner whose contact leaves before the join reaches it is alone for good, which no protocol can help.
+        public var joinerAddresses = 3
         /// With partial views: the share of ``nodes`` that leave (without a word) each minute of writing, as
         /// many new nodes joining. A document counts as lost when a node live at the end lacks it.
         public var churnPerMinute = 0.0
@@ -679,9 +683,17 @@ extension Simulation {
         joinedAt[node] = time
         handle(.joinedChanged([channel]), at: node, time: time)
         let contact = live.randomElement(using: &random).map(Self.address(of:))
-        guard scenario.viewsInNodes else { return handleView(.start(contact: contact), at: node, time: time) }
+        // The first nodes join one by one as the network forms, through one contact each; later joiners know more.
+        let spares = time < scenario.warmUp ? [] : (1..<max(1, scenario.joinerAddresses)).compactMap { _ in
+            live.randomElement(using: &random).map(Self.address(of:))
+        }
+        guard scenario.viewsInNodes else {
+            handleView(.start(contact: contact), at: node, time: time)
+            for spare in spares { handleView(.discovered(spare), at: node, time: time) }
+            return
+        }
         handle(.listening(port: 7_000), at: node, time: time)
-        if let contact { handle(.known(contact), at: node, time: time) }
+        for address in (contact.map { [$0] } ?? []) + spares { handle(.known(address), at: node, time: time) }
     }
 
     /// The neighbours of a node that left hear their sessions with it end, and stop dialling it.
