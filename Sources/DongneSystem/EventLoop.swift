@@ -502,8 +502,12 @@ extension EventLoop {
         /// refused is watched (`refused`), waits no longer than ``refusedDescriptorInterval`` and runs its
         /// handler too.
         private func poll(wait: Bool, until: ContinuousClock.Instant?, refused: Bool) {
-            let soon = ContinuousClock.now + refusedDescriptorInterval
-            let limit = refused ? min(until ?? soon, soon) : until
+            // The clock is read only while a refused descriptor needs the wait cut short, not on every turn.
+            var limit = until
+            if refused {
+                let soon = ContinuousClock.now + refusedDescriptorInterval
+                limit = min(until ?? soon, soon)
+            }
             let count = dongne_epoll_wait(
                 epoll, readyDescriptors.baseAddress, readyGenerations.baseAddress, readyEvents.baseAddress,
                 Int32(readyDescriptors.count),
