@@ -60,7 +60,7 @@ extension PeerInstance {
 
     mutating func joinedChanged(_ channels: [ChannelID]) {
         joined = channels.sorted()
-        for id in links.keys.sorted() where links[id]?.peer != nil { send(.channels(joined), to: id) }
+        for id in links.keys.sorted() where links[id]?.toldChannels == true { send(.channels(joined), to: id) }
         follow(reconciliation.handle(.joinedChanged(joined)))
     }
 

@@ -41,7 +41,8 @@ extension PeerInstance {
         }
         if let port = view?.ownAddress.port { send(.listening(port: port), to: id) }
         followGossip(gossip.handle(.connected(id, channels: [], tag: PeerTag(identity: peer))))
-        send(.channels(joined), to: id)
+        // With partial views, gossip runs over a session once its peer shows as joined (``announce(_:)``).
+        if view == nil || (link.isOutbound && !link.forMembership) { tellChannels(id) }
         offerDatagrams(on: id, handshakeHash: handshakeHash)
         followBlobs(.peerJoined(id))
         if let ownProfile { followGossip(gossip.handle(.offer([ownProfile], to: id))) }
@@ -55,10 +56,22 @@ extension PeerInstance {
 
     /// Tells the user that the peer of `id` joined, unless another of its sessions already did.
     mutating func announce(_ id: PeerID) {
+        tellChannels(id)
         guard let link = links[id], !link.announced, let peer = link.peer else { return }
         links[id]?.announced = true
         let told = links.contains { $0.key != id && $0.value.peer == peer && $0.value.announced }
         if !told, let summary = links[id]?.summary { output.append(.notify(.joined(summary))) }
+    }
+
+    /// Sends the peer this node's channels over the session, once: from then on each gossips to the other the
+    /// documents of the channels both carry. With partial views only a session whose peer shows as joined (a
+    /// neighbour, one the user named, or no member) is told: a session opened for a few membership messages
+    /// ends soon, and a document pushed over it would be lost with it while its sender counted the peer as
+    /// reached, so that no one else sent it there (PROTOCOL.md §2.9).
+    mutating func tellChannels(_ id: PeerID) {
+        guard let link = links[id], link.peer != nil, !link.toldChannels else { return }
+        links[id]?.toldChannels = true
+        send(.channels(joined), to: id)
     }
 
     /// Ends a link now, with a reason for the user.
@@ -110,6 +123,7 @@ extension PeerInstance {
             // not left. That session carries the line from now on.
             if let heir = links.keys.sorted().first(where: { links[$0]?.peer == link.peer }) {
                 links[heir]?.announced = true
+                tellChannels(heir)
             } else {
                 left = true
             }

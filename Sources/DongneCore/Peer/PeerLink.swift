@@ -45,6 +45,8 @@ struct PeerLink: Sendable {
     var forMembership = false
     /// Whether the user was told that the peer joined over this session.
     var announced = false
+    /// Whether this node sent the peer its `channels` over the session: then gossip runs over it.
+    var toldChannels = false
     /// Whether the peer has sent a message over the session itself (not a datagram): the first one names a member.
     var spokeOnSession = false
 
