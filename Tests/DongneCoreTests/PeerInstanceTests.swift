@@ -501,6 +501,32 @@ import Testing
         #expect(choices(seed: 6) != expected)
     }
 
+    /// A session that carried the channel ends: a document pushed over it as it ended was lost with it, while its
+    /// sender named this node as reached in its batches to other peers, so that no one else pushes it here. The
+    /// next round comes a second later instead of at its interval, and never within 5 s of the round before, so
+    /// that sessions coming and going cannot keep the node reconciling.
+    @Test func aSessionThatCarriedTheChannelEndingBringsTheNextRoundForward() {
+        var core = Self.core()
+        for id in 1...3 {
+            Self.establish(&core, UInt64(id), with: Self.sorted[[0, 2, 3][id - 1]])
+            _ = Self.reconcileEmpty(&core, core.handle(Self.message(.channels([Self.channel]), on: UInt64(id)), now: 0), now: 0)
+        }
+        func round(at now: UInt64) -> [PeerID] {
+            for id in 1...3 { _ = core.handle(Self.message(.acknowledge([]), on: UInt64(id)), now: now - 1) }
+            return Self.reconcileEmpty(&core, core.handle(.timer, now: now), now: now)
+        }
+        #expect(round(at: 5_000).isEmpty, "nothing before the interval")
+        _ = core.handle(.closed(PeerID(1), reason: "connection closed"), now: 10_000)
+        #expect(round(at: 10_999).isEmpty)
+        let first = round(at: 11_000)
+        #expect(first.count == 1 && !first.contains(PeerID(1)), "a second after the session ended: \(first)")
+        _ = core.handle(.closed(PeerID(2), reason: "connection closed"), now: 12_000)
+        #expect(round(at: 13_000).isEmpty && round(at: 15_999).isEmpty, "not within 5 s of the last round")
+        #expect(round(at: 16_000).count == 1, "then at once")
+        #expect(round(at: 30_000).isEmpty && round(at: 45_999).isEmpty, "the interval counts from the last round")
+        #expect(round(at: 46_000).count == 1)
+    }
+
     @Test func aDocumentShownBeforeItsCheckMakesRoomOnceChecked() {
         var settings = PeerInstance.Settings()
         settings.maximumShownUnchecked = 1

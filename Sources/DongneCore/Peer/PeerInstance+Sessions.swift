@@ -95,6 +95,7 @@ extension PeerInstance {
     /// on it to the session that stays.
     mutating func closed(_ id: PeerID, reason: String, asDuplicate: Bool = false) {
         guard let link = links.removeValue(forKey: id) else { return }
+        if !asDuplicate && !stopped && gossip.channels(of: id).contains(where: joined.contains) { repairSoon() }
         follow(reconciliation.handle(.disconnected(id)))
         if let index = link.datagramIndex { datagramSessions[index] = nil }
         let stillConnected = link.peer.map { peer in links.values.contains { $0.peer == peer } } ?? false

@@ -213,6 +213,11 @@ public struct PeerInstance: Sendable {
         public var livenessCheckInterval: UInt64 = 1_000
         /// How often each joined channel is reconciled with one random peer that carries it.
         public var antiEntropyInterval: UInt64 = 30_000
+        /// After a session that carried gossip ends, the next round comes this soon instead (what was pushed to
+        /// the node over it has reached other peers by then), but never sooner than ``repairSpacing`` after the
+        /// previous round: sessions that come and go cannot make the node reconcile without pause.
+        public var repairDelay: UInt64 = 1_000
+        public var repairSpacing: UInt64 = 5_000
         /// The pause before dialling a lost address again: the first, doubling up to the longest. Short, for a
         /// LAN: after a partition heals, a session comes back within one pause and a dial.
         public var firstRedialPause: UInt64 = 1_000
@@ -329,6 +334,8 @@ public struct PeerInstance: Sendable {
     var datagramSessions: [UInt32: PeerID] = [:]
     var nextLivenessCheck: UInt64
     var nextAntiEntropy: UInt64
+    /// When the last anti-entropy round ran (nil: none yet).
+    var lastAntiEntropy: UInt64?
     /// When gossip asked to be woken, and the time the shell was last asked to wake the core.
     var gossipWake: UInt64?
     var armed: UInt64?
@@ -486,6 +493,7 @@ public struct PeerInstance: Sendable {
         }
         if now >= nextAntiEntropy {
             nextAntiEntropy = now + settings.antiEntropyInterval
+            lastAntiEntropy = now
             antiEntropyRound()
         }
     }
