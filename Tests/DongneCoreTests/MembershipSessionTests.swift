@@ -265,8 +265,17 @@ import Testing
             .established(PeerID(2), peer: Core.sorted[3].publicKey, handshakeHash: [2]), now: 1_502)
         #expect(Self.sent(established, on: 2).contains(.membership(.neighbour(urgent: false))))
         #expect(!Self.sent(established, on: 2).contains(.channels([Core.channel])), "asked, not a neighbour yet")
-        let accepted = core.handle(Core.message(.membership(.neighbourReply(accepted: true)), on: 2), now: 1_503)
+        // The spare counts this node as its neighbour already (it answers next): its list waits for this node's.
+        _ = core.handle(Core.message(.listening(port: Self.port), on: 2), now: 1_503)
+        let theirs = core.handle(Core.message(.channels([Core.channel]), on: 2), now: 1_503)
+        #expect(!theirs.contains(where: Self.startsReconciliation), "no reconciliation over it yet")
+        let accepted = core.handle(Core.message(.membership(.neighbourReply(accepted: true)), on: 2), now: 1_504)
         #expect(Self.sent(accepted, on: 2).contains(.channels([Core.channel])), "a neighbour now: gossip runs over it")
+        #expect(accepted.contains(where: Self.startsReconciliation), "and the list it sent counts")
+    }
+
+    private static func startsReconciliation(_ directive: PeerInstance.Directive) -> Bool {
+        if case .loadItems(_, PeerID(2), nil) = directive { true } else { false }
     }
 
     @Test func aHostsMembershipMessagesBeyondItsBudgetAreIgnoredAndCounted() {

@@ -520,7 +520,8 @@ import Testing
         #expect(round(at: 10_999).isEmpty)
         let first = round(at: 11_000)
         #expect(first.count == 1 && !first.contains(PeerID(1)), "a second after the session ended: \(first)")
-        _ = core.handle(.closed(PeerID(2), reason: "connection closed"), now: 12_000)
+        // The peer ending it with a goodbye (no other session of its stays) counts the same.
+        _ = core.handle(.closed(PeerID(2), reason: "\(SessionError.goodbye)"), now: 12_000)
         #expect(round(at: 13_000).isEmpty && round(at: 15_999).isEmpty, "not within 5 s of the last round")
         #expect(round(at: 16_000).count == 1, "then at once")
         #expect(round(at: 30_000).isEmpty && round(at: 45_999).isEmpty, "the interval counts from the last round")

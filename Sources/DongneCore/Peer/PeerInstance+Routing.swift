@@ -8,15 +8,12 @@ extension PeerInstance {
         if view != nil, !link.announced, link.listening == nil, message.isMembership == false { announce(id) }
         switch message {
         case .channels(let channels):
-            // A list that newly shares a channel starts its reconciliation and a read: the host's budget first.
-            let carriedBefore = gossip.channels(of: id)
-            if channels.contains(where: { joined.contains($0) && !carriedBefore.contains($0) }) {
-                guard withinBudget(\.channelLists, on: id) else { return }
+            // Gossip runs both ways once this node told its own (``tellChannels(_:)``): until then the list waits.
+            guard links[id]?.toldChannels == true else {
+                links[id]?.heldChannels = channels
+                return
             }
-            followGossip(gossip.handle(.received(message, from: id)))
-            follow(reconciliation.handle(.peerChannels(id, theirs: channels, joined: joined)))
-            offerPendingWrites(in: channels, carriedBefore: carriedBefore, to: id)
-            sendWaitingStems()
+            receivedChannels(channels, from: id)
         case .reconcile(_, fromInitiator: true, _):
             // Each makes this node load a channel's items: the host's budget first.
             guard withinBudget(\.reconciliations, on: id) else { return }
@@ -49,6 +46,20 @@ extension PeerInstance {
         case .membership(let membership):
             receivedMembership(membership, on: id)
         }
+    }
+
+    /// The peer carries `channels`, over a session this node told its own: gossip, reconciliation and the
+    /// pending writes follow.
+    mutating func receivedChannels(_ channels: [ChannelID], from id: PeerID) {
+        // A list that newly shares a channel starts its reconciliation and a read: the host's budget first.
+        let carriedBefore = gossip.channels(of: id)
+        if channels.contains(where: { joined.contains($0) && !carriedBefore.contains($0) }) {
+            guard withinBudget(\.channelLists, on: id) else { return }
+        }
+        followGossip(gossip.handle(.received(.channels(channels), from: id)))
+        follow(reconciliation.handle(.peerChannels(id, theirs: channels, joined: joined)))
+        offerPendingWrites(in: channels, carriedBefore: carriedBefore, to: id)
+        sendWaitingStems()
     }
 
     /// A message to a peer over its session; any message counts as keepalive.
@@ -96,7 +107,7 @@ extension PeerInstance {
                 // A node answers only for channels it carries; for another it says which it carries, so that
                 // the initiator abandons that one instead of waiting for an answer.
                 if payload != nil && !joined.contains(channel) {
-                    send(.channels(joined), to: peer)
+                    if links[peer]?.toldChannels == true { send(.channels(joined), to: peer) }
                     continue
                 }
                 output.append(.loadItems(channel, for: peer, answering: payload))

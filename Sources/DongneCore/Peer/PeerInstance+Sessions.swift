@@ -72,6 +72,10 @@ extension PeerInstance {
         guard let link = links[id], link.peer != nil, !link.toldChannels else { return }
         links[id]?.toldChannels = true
         send(.channels(joined), to: id)
+        if let theirs = link.heldChannels {
+            links[id]?.heldChannels = nil
+            receivedChannels(theirs, from: id)
+        }
     }
 
     /// Ends a link now, with a reason for the user.
@@ -95,10 +99,13 @@ extension PeerInstance {
     /// on it to the session that stays.
     mutating func closed(_ id: PeerID, reason: String, asDuplicate: Bool = false) {
         guard let link = links.removeValue(forKey: id) else { return }
-        if !asDuplicate && !stopped && gossip.channels(of: id).contains(where: joined.contains) { repairSoon() }
         follow(reconciliation.handle(.disconnected(id)))
         if let index = link.datagramIndex { datagramSessions[index] = nil }
         let stillConnected = link.peer.map { peer in links.values.contains { $0.peer == peer } } ?? false
+        // Whoever ended it: a session the peer pushed over ended with no other of the peer's to take what it owed.
+        if !stillConnected && !stopped && link.toldChannels && gossip.channels(of: id).contains(where: joined.contains) {
+            repairSoon()
+        }
         if stillConnected, let address = link.dialled, let peer = link.peer, dialTargets[address] != nil {
             coveredAddresses[address] = peer
         } else if let address = link.dialled {

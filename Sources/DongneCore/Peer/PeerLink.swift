@@ -47,6 +47,9 @@ struct PeerLink: Sendable {
     var announced = false
     /// Whether this node sent the peer its `channels` over the session: then gossip runs over it.
     var toldChannels = false
+    /// The peer's latest `channels`, held while this node has not told it its own (their views disagree for a
+    /// moment, or the peer is of a version that tells every session): taken once this node tells.
+    var heldChannels: [ChannelID]?
     /// Whether the peer has sent a message over the session itself (not a datagram): the first one names a member.
     var spokeOnSession = false
 
