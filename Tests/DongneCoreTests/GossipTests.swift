@@ -49,6 +49,28 @@ import Testing
         #expect(sent.count == 2 && sent.last == .wake(at: 1_000), "the batches are in flight: wake for the first resend")
     }
 
+    /// A node ending a session with a goodbye sends first what waited for the next flush: lost with the session,
+    /// it would not come from anyone else, since the batches to other peers named this peer as reached. It goes
+    /// over the session, ahead of the goodbye: a datagram may arrive after it, and is dropped then.
+    @Test func whatWaitsForAPeerLeavesOverTheSessionBeforeTheGoodbye() {
+        var gossip = GossipInstance()
+        _ = gossip.handle(.connected(PeerID(1), channels: [Self.channel]))
+        _ = gossip.handle(.datagramsReady(PeerID(1), maximumPayloadBytes: 1_200))
+        let eager = GossipInstance.Settings().eagerBatches
+        let documents = (0...eager).map { Self.document("bye \($0)") }
+        for document in documents {
+            _ = gossip.handle(.published(id: document.id, channel: Self.channel, bytes: document.bytes))
+        }
+        #expect(gossip.queuedCount(for: PeerID(1)) == 1, "\(eager) in flight: the last one waits for the interval")
+        #expect(
+            gossip.handle(.leaving(PeerID(1))) == [
+                .send(
+                    .batch(sequence: UInt64(eager + 1), documents: [documents[eager].bytes], acknowledges: []),
+                    to: PeerID(1))
+            ])
+        #expect(gossip.queuedCount(for: PeerID(1)) == 0)
+    }
+
     /// A session closed as a duplicate hands what it owed to the session that stays: only what that one neither
     /// queued nor has in flight, and within a queue's bound, however many sessions come and go.
     @Test func aHandOverQueuesOnlyWhatTheSessionThatStaysLacksWithinTheQueuesBound() {

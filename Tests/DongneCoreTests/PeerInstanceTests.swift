@@ -528,6 +528,24 @@ import Testing
         #expect(round(at: 46_000).count == 1)
     }
 
+    /// A node that stops (or ends any session with a goodbye) first sends the peer what waited for the next flush.
+    @Test func whatWaitsForTheNextFlushLeavesBeforeTheGoodbye() {
+        var core = Self.core()
+        Self.establish(&core, 1, with: Self.sorted[2])
+        _ = core.handle(Self.message(.channels([Self.channel]), on: 1), now: 0)
+        let author = Self.sorted[0]
+        let documents = (0...GossipInstance.Settings().eagerBatches).map { Self.document(by: author, "\($0)") }
+        for document in documents {
+            _ = core.handle(.published(GossipDocument(id: document.id, bytes: document.bytes), channel: Self.channel), now: 1)
+        }
+        let stopped = core.handle(.stop, now: 2)
+        let goodbye = stopped.firstIndex(of: .sayGoodbye(PeerID(1)))
+        let last = stopped.firstIndex { directive in
+            if case .send(.batch(_, let sent, _, _), PeerID(1)) = directive { sent.contains(documents.last!.bytes) } else { false }
+        }
+        #expect(goodbye != nil && last != nil && last! < goodbye!, "\(stopped)")
+    }
+
     @Test func aDocumentShownBeforeItsCheckMakesRoomOnceChecked() {
         var settings = PeerInstance.Settings()
         settings.maximumShownUnchecked = 1

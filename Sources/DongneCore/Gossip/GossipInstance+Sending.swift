@@ -98,7 +98,7 @@ extension GossipInstance {
     private mutating func flushNow() -> [Directive] {
         nextFlush = nil
         var directives: [Directive] = []
-        for peer in peers.keys.sorted() { directives += flush(peer) }
+        for peer in peers.keys.sorted() { directives += flush(peer, datagrams: true) }
         if !directives.isEmpty { lastFlush = now }  // only flushes that sent something pace the next
         // Queued documents or owed acknowledgements wait for the next interval; batches in flight only need a
         // wake when the first of them is due again (so a new document meanwhile still leaves at once).
@@ -111,7 +111,9 @@ extension GossipInstance {
         return directives
     }
 
-    private mutating func flush(_ peer: PeerID) -> [Directive] {
+    /// Sends the peer what is due: late batches again, then new ones as far as its window allows (small ones as
+    /// datagrams when `datagrams` and the peer has a route), and what it is owed acknowledgements for.
+    mutating func flush(_ peer: PeerID, datagrams: Bool) -> [Directive] {
         // Taken out while it changes, so that its queue, window and sets are changed in place, not copied.
         guard var outgoing = peers.removeValue(forKey: peer) else { return [] }
         defer { peers[peer] = outgoing }
@@ -137,7 +139,7 @@ extension GossipInstance {
         // As many new batches as the window allows: a long queue (a catch-up) drains at link speed.
         while !outgoing.queue.isEmpty && outgoing.inFlight.count < settings.windowSize {
             let (sequence, documents, covered) = takeBatch(from: &outgoing)
-            if let datagram = datagram(sequence, documents, covered, limit: outgoing.datagramPayloadLimit) {
+            if datagrams, let datagram = datagram(sequence, documents, covered, limit: outgoing.datagramPayloadLimit) {
                 directives.append(.sendDatagram(datagram, to: peer))
                 continue
             }

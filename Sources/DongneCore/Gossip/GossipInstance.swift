@@ -52,6 +52,10 @@ public struct GossipInstance: Sendable {
         case connected(PeerID, channels: Set<ChannelID>, tag: PeerTag? = nil)
         /// The session is gone.
         case disconnected(PeerID)
+        /// This node is about to end the session with a goodbye: what is queued for the peer leaves now, over the
+        /// session (before the goodbye; a datagram could come after it), as far as the window allows. Queued, it
+        /// would be lost with the session while the peer was named as reached in batches to other peers.
+        case leaving(PeerID)
         /// The session closed as a duplicate of another with the same peer: what was owed to the peer on it, in
         /// batches in flight or queued, is queued on the other, within ``Settings/maximumQueuedDocuments`` and
         /// leaving out what is queued or in flight there already. The peer may have stored a batch whose
@@ -213,6 +217,8 @@ public struct GossipInstance: Sendable {
         case .disconnected(let peer):
             disconnect(peer)
             return []
+        case .leaving(let peer):
+            return flush(peer, datagrams: false)
         case .replaced(let peer, let successor):
             return handOver(disconnect(peer), to: successor)
         case .published(let id, let channel, let bytes):

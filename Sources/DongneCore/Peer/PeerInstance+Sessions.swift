@@ -89,6 +89,8 @@ extension PeerInstance {
     /// the same peer stays (see ``closed(_:reason:asDuplicate:)``).
     mutating func retire(_ id: PeerID, asDuplicate: Bool = false) {
         guard links[id] != nil else { return }
+        // A duplicate's queue goes to the session that stays; any other's goes now, ahead of the goodbye.
+        if !asDuplicate { followGossip(gossip.handle(.leaving(id))) }
         output.append(.sayGoodbye(id))
         closed(id, reason: "\(SessionError.goodbye)", asDuplicate: asDuplicate)
     }
