@@ -305,6 +305,26 @@ import Testing
         #expect(Core.goodbyes(core.handle(.timer, now: 5_000)).isEmpty && core.sessions.count == 1)
     }
 
+    /// A member's first message, `listening`, can come only after the handshake: a handshake that took longer than
+    /// the wait (a busy machine) does not make the peer taken for no member, shown as joined and told this node's
+    /// channels before it could say it (the 30-host LAN once showed a node with six peers that way).
+    @Test func aSlowHandshakeDoesNotMakeAMemberTakenForNone() {
+        var core = Self.listening()
+        _ = core.handle(.opened(PeerID(1), remote: PeerAddress(host: "10.0.0.3", port: 50_000), dialled: nil), now: 0)
+        let established = core.handle(.established(PeerID(1), peer: Core.sorted[2].publicKey, handshakeHash: [1]), now: 1_500)
+        #expect(Self.notices(established).isEmpty && !Self.sent(established, on: 1).contains(.channels([Core.channel])))
+        _ = core.handle(Core.message(.listening(port: Self.port), on: 1), now: 1_510)
+        #expect(core.joinedPeers.isEmpty, "a member, not a neighbour: not shown")
+        // A peer silent for the wait after its handshake is none, as before.
+        _ = core.handle(.opened(PeerID(2), remote: PeerAddress(host: "10.0.0.4", port: 50_000), dialled: nil), now: 2_000)
+        _ = core.handle(.established(PeerID(2), peer: Core.sorted[3].publicKey, handshakeHash: [2]), now: 3_500)
+        var shown: [UInt64] = []
+        for now in stride(from: UInt64(3_600), through: 6_000, by: 100) where !Self.notices(core.handle(.timer, now: now)).isEmpty {
+            shown.append(now)
+        }
+        #expect(shown.count == 1 && shown[0] >= 4_500, "silent 1 s after its handshake: no member, shown: \(shown)")
+    }
+
     @Test func twoNodesThatDialEachOtherAtOnceKeepOneSessionAndWhatWaitedGoesOverIt() throws {
         var core = Self.listening()  // sorted[1]: larger than the peer, so its own dial is the one that goes
         let peer = Core.sorted[0]

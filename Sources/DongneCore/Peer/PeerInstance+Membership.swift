@@ -244,8 +244,11 @@ extension PeerInstance {
         for id in links.keys.sorted() {
             guard let link = links[id], link.peer != nil else { continue }
             guard let address = link.listening else {
-                // A member says `listening` first, right after the handshake: a peer silent for longer is none.
-                if now - min(now, link.openedAt) >= settings.livenessCheckInterval { announce(id) }
+                // A member says `listening` first, right after the handshake: a peer silent for longer is none. Counted
+                // from the handshake's end: on a busy machine a handshake can outlast the wait, and a member was then
+                // taken for none before its first message could come, shown as joined, and told this node's channels.
+                let since = link.establishedAt ?? link.openedAt
+                if now - min(now, since) >= settings.livenessCheckInterval { announce(id) }
                 continue
             }
             if membership.active.contains(address) || dialTargets[address] != nil {

@@ -31,6 +31,7 @@ extension PeerInstance {
         }
         links[id]?.peer = peer
         links[id]?.lastHeard = now
+        links[id]?.establishedAt = now
         settleDuplicate(id, peer: peer)
         guard links[id] != nil else { return }  // it was a duplicate, and is closed
         if let address = link.dialled {

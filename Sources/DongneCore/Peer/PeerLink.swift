@@ -31,8 +31,9 @@ struct PeerLink: Sendable {
     var closedWithoutFault = false
     /// Whether the peer has sent anything over the session (so it has the session established too).
     var hasReceived = false
-    /// When the connection opened (its handshake must be done by a deadline).
+    /// When the connection opened (its handshake must be done by a deadline), and when its handshake was done.
     let openedAt: UInt64
+    var establishedAt: UInt64?
     /// When the peer last sent anything, and when this node last sent it anything.
     var lastHeard: UInt64
     var lastSent: UInt64
