@@ -42,14 +42,15 @@ extension PeerInstance {
         }
         if let port = view?.ownAddress.port { send(.listening(port: port), to: id) }
         followGossip(gossip.handle(.connected(id, channels: [], tag: PeerTag(identity: peer))))
-        // With partial views, gossip runs over a session once its peer shows as joined (``announce(_:)``).
-        if view == nil || (link.isOutbound && !link.forMembership) { tellChannels(id) }
+        // With partial views, a peer shows as joined once it is a neighbour (or, over a session it opened, once
+        // it says it is no member): sessions that only carry a few membership messages come and go unseen, and
+        // gossip runs over none of them (``tellChannels(_:)``). Told here, the channels come right after `listening`.
+        let showsNow = view == nil || (link.isOutbound && !link.forMembership)
+        if showsNow { tellChannels(id) }
         offerDatagrams(on: id, handshakeHash: handshakeHash)
         followBlobs(.peerJoined(id))
         if let ownProfile { followGossip(gossip.handle(.offer([ownProfile], to: id))) }
-        // With partial views, a peer shows as joined once it is a neighbour (or, over a session it opened, once
-        // it says it is no member): sessions that only carry a few membership messages come and go unseen.
-        if view == nil || (link.isOutbound && !link.forMembership) { announce(id) }
+        if showsNow { announce(id) }
         if let address = link.dialled { sendWaiting(to: address) }
         if let address = link.dialled, dialTargets[address] != nil, !link.forMembership { reachedNamed(address) }
         endUnneededSessions()
