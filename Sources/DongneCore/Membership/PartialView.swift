@@ -11,8 +11,8 @@
 /// - A node below its active size asks spares, one at a time each, to be its neighbour; a request is urgent when
 ///   it has no neighbour at all, and an urgent request is never refused.
 /// - Every ``Settings/shuffleInterval`` a node sends a sample of itself, its neighbours and its spares on a
-///   random walk; where the walk ends, the receiver answers with as many of its spares, and both keep what they
-///   got, evicting what they sent first.
+///   random walk; where the walk ends, the receiver answers with as many of its spares (the origin counted),
+///   and both keep what they got, evicting what they sent first.
 ///
 /// A stranger is on the network, so every message costs a bounded amount of work and state: lists beyond the
 /// sample size are cut, walks are no longer than ``Settings/activeWalkLength``, only neighbours may forward
@@ -111,6 +111,12 @@ public struct PartialView: Sendable {
     /// ordinary request to it was out): its answers come in order, so a refusal answers an earlier one and the
     /// address stays asked for the later one's answer. Keys are among ``asked``'s.
     private var laterRequests: [PeerAddress: Int] = [:]
+    /// Asked addresses whose request is urgent: a joiner a walk ended at, an address the user named, a spare asked
+    /// while this node had no neighbour. Their acceptance is taken even into a full view; an ordinary request's
+    /// is not (see ``accepted(by:)``). Members are among ``asked``'s keys.
+    private var askedUrgently: Set<PeerAddress> = []
+    /// When each neighbour was taken in (keys are ``active``'s).
+    private var takenInAt: [PeerAddress: UInt64] = [:]
     private var random: SplitMix64
     private var now: UInt64 = 0
     private var nextShuffle: UInt64?
@@ -162,6 +168,7 @@ public struct PartialView: Sendable {
         guard !active.isEmpty || !asked.isEmpty else { return start(through: named) }
         if asked[named] != nil { laterRequests[named, default: 0] += 1 }
         asked[named] = now + settings.replyDeadline
+        askedUrgently.insert(named)
         output.append(.send(.neighbour(urgent: true), to: named))
     }
 
@@ -185,14 +192,12 @@ public struct PartialView: Sendable {
                 laterRequests[sender] = later > 1 ? later - 1 : nil
                 return  // it refused an earlier request; the later one's answer is still to come
             }
-            forgetRequest(to: sender)
             if accepted {
-                refusedInARow = 0
-                addToActive(sender)
+                self.accepted(by: sender)
             } else {
-                // A node without a neighbour keeps asking every pause: it is cut off until one accepts.
-                nextRefill = now + (active.isEmpty ? settings.refillPause : settings.refillPause << min(refusedInARow, 5))
-                refusedInARow += 1
+                let urgent = askedUrgently.contains(sender)
+                forgetRequest(to: sender)
+                refused(urgent: urgent)
             }
         case .disconnect:
             guard active.remove(sender) != nil else { return }
@@ -208,6 +213,37 @@ public struct PartialView: Sendable {
             shuffleReplyDue = nil
             integrate(addresses.prefix(settings.sampleSize), evictingFirst: lastSample)
         }
+    }
+
+    /// `sender` accepted this node's request. An ordinary request asked for a free place: if the view filled
+    /// meanwhile (a join came in while the answer was on its way), it is withdrawn, as ``freeAPlace(ofHostOf:)``
+    /// withdraws one, rather than taken by dropping a neighbour at random. The neighbour dropped would often be
+    /// the joiner that filled the view, whose only neighbour this node still is while its walks are out.
+    private mutating func accepted(by sender: PeerAddress) {
+        let urgent = askedUrgently.contains(sender)
+        forgetRequest(to: sender)
+        refusedInARow = 0
+        guard urgent || active.count < settings.activeSize else {
+            output.append(.send(.disconnect, to: sender))
+            output.append(.drop(sender))
+            addToPassive(sender)
+            return
+        }
+        addToActive(sender)
+    }
+
+    /// A request was refused. A node with a neighbour waits a pause, twice as long after each refusal in a row. A
+    /// node without one asks again at once when the refused request was ordinary and no urgent one is out (its
+    /// neighbour went while the request was on its way: the next one is urgent, which a member never refuses),
+    /// and else every pause, since it is cut off until one accepts (a refused urgent request came from a node
+    /// that breaks the rule: asking it again at once would let it set the pace).
+    private mutating func refused(urgent: Bool) {
+        if active.isEmpty {
+            nextRefill = !urgent && askedUrgently.isEmpty ? now : now + settings.refillPause
+        } else {
+            nextRefill = now + (settings.refillPause << min(refusedInARow, 5))
+        }
+        refusedInARow += 1
     }
 
     /// A node joins through this one: taken in, and announced down every other link.
@@ -243,7 +279,9 @@ public struct PartialView: Sendable {
             return
         }
         guard origin != ownAddress else { return }
-        let answer = sample(from: passive, count: addresses.count)
+        // As many as it received, the origin counted (the paper's list holds the sender itself): a node with one
+        // neighbour and no spare sends an empty list, and would otherwise never be given a spare.
+        let answer = sample(from: passive, count: min(addresses.count + 1, settings.sampleSize))
         output.append(.send(.shuffleReply(answer), to: origin))
         integrate(addresses + [origin], evictingFirst: answer)
     }
@@ -296,8 +334,8 @@ public struct PartialView: Sendable {
     private mutating func refill() {
         guard nextRefill <= now else { return }
         while active.count + asked.count < settings.activeSize, let spare = randomElement(of: sparesToAsk) {
-            // Only one request is urgent (one node is enough to be connected again); each forces a room.
-            ask(spare, urgent: active.isEmpty && asked.isEmpty)
+            // Only one request at a time is urgent (one node is enough to be connected again); each forces a room.
+            ask(spare, urgent: active.isEmpty && askedUrgently.isEmpty)
         }
     }
 
@@ -305,22 +343,39 @@ public struct PartialView: Sendable {
         // Bounded: walks a neighbour ends at will cannot grow the requests (nor the connections they open).
         guard asked[address] == nil, asked.count < settings.activeSize, hasNeighbourRoom(address) else { return }
         asked[address] = now + settings.replyDeadline
+        if urgent { askedUrgently.insert(address) }
         output.append(.send(.neighbour(urgent: urgent), to: address))
     }
 
     private mutating func forgetRequest(to address: PeerAddress) {
         asked[address] = nil
         laterRequests[address] = nil
+        askedUrgently.remove(address)
     }
 
     private mutating func addToActive(_ address: PeerAddress) {
         guard address != ownAddress, !active.contains(address) else { return }
         while !hasNeighbourRoom(address), freeAPlace(ofHostOf: address) {}
-        if active.count >= settings.activeSize, let dropped = randomElement(of: active) { disconnect(dropped) }
+        if active.count >= settings.activeSize, let dropped = randomElement(of: droppable) {
+            disconnect(dropped)
+        }
         passive.remove(address)
         forgetRequest(to: address)
         active.insert(address)
+        takenInAt = takenInAt.filter { active.contains($0.key) }  // bounded by the view's size
+        takenInAt[address] = now
         output.append(.keep(address))
+    }
+
+    /// The neighbours a full view may drop to take one in: those taken in ``Settings/replyDeadline`` ago or more;
+    /// if none, the one taken in first. One taken in just now is often a joiner whose walks are still out, and
+    /// this node its only neighbour (its contact, or a walk's end): dropped, it would be cut off until its walks
+    /// land. A node that joined a moment ago has only such neighbours but the contact it took in first.
+    private var droppable: Set<PeerAddress> {
+        let settled = active.filter { now - min(now, takenInAt[$0] ?? 0) >= settings.replyDeadline }
+        guard settled.isEmpty else { return settled }
+        let first = active.min { (takenInAt[$0] ?? 0, $0) < (takenInAt[$1] ?? 0, $1) }
+        return first.map { [$0] } ?? []
     }
 
     /// Gives up one of the places of `address`'s host (other than `address`'s own request): one of its requests if
