@@ -71,6 +71,31 @@ import Testing
         #expect(gossip.queuedCount(for: PeerID(1)) == 0)
     }
 
+    /// A peer this node lets go (HyParView's `disconnect`) is sent what waits for it at once, nothing new after,
+    /// and what it sends is still taken until its session ends.
+    @Test func aPeerLetGoIsSentWhatWaitsAndNothingNewButIsStillHeard() {
+        var gossip = GossipInstance()
+        for id: UInt64 in 1...2 { _ = gossip.handle(.connected(PeerID(id), channels: [Self.channel])) }
+        let eager = GossipInstance.Settings().eagerBatches
+        let documents = (0...eager).map { Self.document("let go \($0)") }
+        for document in documents {
+            _ = gossip.handle(.published(id: document.id, channel: Self.channel, bytes: document.bytes))
+        }
+        #expect(
+            gossip.handle(.draining(PeerID(1))) == [
+                .send(
+                    .batch(sequence: UInt64(eager + 1), documents: [documents[eager].bytes], acknowledges: []),
+                    to: PeerID(1))
+            ])
+        let later = Self.document("after")
+        let pushed = gossip.handle(.published(id: later.id, channel: Self.channel, bytes: later.bytes))
+        #expect(gossip.queuedCount(for: PeerID(1)) == 0 && gossip.queuedCount(for: PeerID(2)) == 2, "\(pushed)")
+        let theirs = Self.document("theirs")
+        let heard = gossip.handle(
+            .received(.batch(sequence: 1, documents: [theirs.bytes], acknowledges: [1]), from: PeerID(1)))
+        #expect(heard.contains { if case .admit(let document, PeerID(1)) = $0 { document.id == theirs.id } else { false } })
+    }
+
     /// A session closed as a duplicate hands what it owed to the session that stays: only what that one neither
     /// queued nor has in flight, and within a queue's bound, however many sessions come and go.
     @Test func aHandOverQueuesOnlyWhatTheSessionThatStaysLacksWithinTheQueuesBound() {

@@ -217,6 +217,54 @@ import Testing
         #expect(Core.goodbyes(named.handle(Core.message(.membership(.disconnect), on: 1), now: 2)).isEmpty)
     }
 
+    /// A neighbour this node lets go (to take in another) keeps its session until the peer ends it: a batch the
+    /// peer sent before it heard `disconnect` lands, where the session closed at once lost it, while the peer named
+    /// this node as reached in its batches to others (the forty-node churn run's slowest arrivals, 1.6–1.8 s, came
+    /// that way). What waited for the peer leaves ahead of the `disconnect`, nothing new goes to it, and a peer
+    /// that never ends the session hears goodbye after the reply deadline.
+    @Test func aNeighbourThisNodeLetsGoKeepsItsSessionUntilThePeerEndsIt() throws {
+        var core = Self.listening()
+        let size = PartialView.Settings().activeSize
+        let keys = (1...size + 1).map { SigningKey(seed: [UInt8](repeating: UInt8(100 + $0), count: 32))! }
+        for id in 1...size {
+            _ = Self.accept(&core, UInt64(id), from: id + 2, key: keys[id - 1])
+            _ = core.handle(Core.message(.membership(.neighbour(urgent: false)), on: UInt64(id)), now: 1)
+            _ = core.handle(Core.message(.channels([Core.channel]), on: UInt64(id)), now: 1)
+        }
+        _ = Self.accept(&core, 10, from: 20, key: keys[size], at: 2)
+        // The last of these waits for the next flush: the first ones are in flight on every session.
+        let eager = GossipInstance.Settings().eagerBatches
+        let mine = (0...eager).map { Core.document(by: Core.sorted[0], "mine \($0)") }
+        for document in mine {
+            _ = core.handle(.published(GossipDocument(id: document.id, bytes: document.bytes), channel: Core.channel), now: 3)
+        }
+        let full = core.handle(Core.message(.membership(.neighbour(urgent: true)), on: 10), now: 3)
+        let dropped = try #require((1...UInt64(size)).first { Self.sent(full, on: $0).contains(.membership(.disconnect)) })
+        let onDropped = Self.sent(full, on: dropped)
+        #expect(onDropped.count == 2 && onDropped.last == .membership(.disconnect), "\(onDropped)")
+        if case .batch(_, let documents, _, _) = onDropped.first {
+            #expect(documents == [mine[eager].bytes], "what waited for the flush leaves first")
+        } else {
+            Issue.record("no batch before the disconnect: \(onDropped)")
+        }
+        #expect(Core.goodbyes(full).isEmpty, "the session stays until the peer ends it")
+        let theirs = Core.document(by: keys[Int(dropped) - 1], "sent before it heard")
+        let landed = core.handle(Core.message(Core.batch([theirs]), on: dropped), now: 4)
+        #expect(landed.contains { if case .check(let documents, PeerID(dropped), _) = $0 { documents == [theirs] } else { false } })
+        let told = core.handle(Core.message(.channels([Core.channel, Core.other]), on: dropped), now: 4)
+        #expect(!told.contains { if case .loadItems = $0 { true } else { false } }, "a peer let go starts nothing new")
+        var early = core  // the peer ends the session as it hears: it shows as gone, and hears no goodbye
+        let ended = early.handle(.closed(PeerID(dropped), reason: "connection closed"), now: 5)
+        #expect(Core.goodbyes(ended).isEmpty && Self.notices(ended).count == 1)
+        let later = Core.document(by: Core.sorted[0], "after the disconnect")
+        let pushed = core.handle(.published(GossipDocument(id: later.id, bytes: later.bytes), channel: Core.channel), now: 5)
+            + core.handle(.timer, now: 200)
+        #expect(Core.batches(pushed, to: dropped).isEmpty, "nothing new goes to a peer let go")
+        let deadline = PartialView.Settings().replyDeadline
+        #expect(Core.goodbyes(Self.keepTalking(&core, on: [dropped], seconds: 1...2)).isEmpty)
+        #expect(Core.goodbyes(core.handle(.timer, now: 3 + deadline + 1_000)) == [PeerID(dropped)])
+    }
+
     /// A peer the user named that was not up yet: the join waiting for it was dropped and the views forgot the
     /// address. Once the user's redial reaches it, this node joins through it, so that the peer counts this node
     /// as a neighbour. (Before, the peer ended the session every few seconds as one it did not need, this node

@@ -162,10 +162,11 @@ extension GossipInstance.Outgoing {
         if queue.count > limit { queued.remove(queue.removeFirst().id) }
     }
 
-    /// Whether a new document of `channel` is queued for this peer: it carries the channel, does not have the
-    /// document queued already, and is not among the peers `covered` (known to have it, or be getting it).
+    /// Whether a new document of `channel` is queued for this peer: it carries the channel, is not being let go,
+    /// does not have the document queued already, and is not among the peers `covered` (known to have it, or be
+    /// getting it).
     func takes(_ id: DocumentID, in channel: ChannelID, covered: Set<PeerTag>) -> Bool {
-        channels.contains(channel) && !queued.contains(id) && !(tag.map(covered.contains) ?? false)
+        channels.contains(channel) && !draining && !queued.contains(id) && !(tag.map(covered.contains) ?? false)
     }
 
     /// The peer acknowledged batches up to the one numbered `sequence` (the newest it acknowledged now): it is

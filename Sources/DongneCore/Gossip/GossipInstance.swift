@@ -56,6 +56,12 @@ public struct GossipInstance: Sendable {
         /// session (before the goodbye; a datagram could come after it), as far as the window allows. Queued, it
         /// would be lost with the session while the peer was named as reached in batches to other peers.
         case leaving(PeerID)
+        /// This node let the peer go (HyParView's `disconnect`, sent right after) and keeps the session only until
+        /// the peer ends it: what is queued for the peer leaves now, ahead of the `disconnect`, and nothing new is
+        /// queued for it (its `channels` are ignored); what the peer sent before it heard is still taken. Closed
+        /// at once, the session would
+        /// lose the peer's batches already on their way, whose documents it named as reached here.
+        case draining(PeerID)
         /// The session closed as a duplicate of another with the same peer: what was owed to the peer on it, in
         /// batches in flight or queued, is queued on the other, within ``Settings/maximumQueuedDocuments`` and
         /// leaving out what is queued or in flight there already. The peer may have stored a batch whose
@@ -125,6 +131,9 @@ public struct GossipInstance: Sendable {
         var delayVariation: UInt64 = 0
         /// Batches received from this peer whose acknowledgement is owed.
         var owedAcknowledgements: [UInt64] = []
+        /// This node let the peer go (``Event/draining(_:)``): no new document is queued for it, whatever
+        /// channels it carries or says.
+        var draining = false
     }
 
     /// A batch sent and not yet acknowledged, with when to send it again.
@@ -219,6 +228,9 @@ public struct GossipInstance: Sendable {
             return []
         case .leaving(let peer):
             return flush(peer, datagrams: false)
+        case .draining(let peer):
+            peers[peer]?.draining = true
+            return flush(peer, datagrams: false)
         case .replaced(let peer, let successor):
             return handOver(disconnect(peer), to: successor)
         case .published(let id, let channel, let bytes):
@@ -292,7 +304,7 @@ public struct GossipInstance: Sendable {
         case .batch(let sequence, let documents, let acknowledges, let covered):
             return acknowledge(acknowledges, from: peer) + receiveBatch(sequence, documents, covered, from: peer)
         case .channels(let channels):
-            peers[peer]?.channels = Set(channels)
+            if peers[peer]?.draining == false { peers[peer]?.channels = Set(channels) }
             return []
         case .reconcile, .request, .reconciled, .datagrams, .blobWant, .blobHave, .chunkRequest, .chunk, .listening,
             .membership:

@@ -7,7 +7,10 @@
 /// never sees a moment without a session).
 extension PeerInstance {
     mutating func settleDuplicate(_ id: PeerID, peer: PublicKey) {
-        let others = links.keys.sorted().filter { $0 != id && links[$0]?.peer == peer }
+        // A session this node let go ends soon, and carries nothing new: it settles nothing.
+        let others = links.keys.sorted().filter {
+            $0 != id && links[$0]?.peer == peer && links[$0]?.drainingUntil == nil
+        }
         guard !others.isEmpty, let link = links[id] else { return }
         let ownDials = others.filter { links[$0]?.isOutbound == true }
         let peerDials = others.filter { links[$0]?.isOutbound == false }

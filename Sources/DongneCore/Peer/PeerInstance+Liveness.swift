@@ -35,7 +35,7 @@ extension PeerInstance {
     mutating func antiEntropyRound() {
         for channel in joined {
             let candidates = links.keys.sorted().filter {
-                links[$0]?.peer != nil && gossip.channels(of: $0).contains(channel)
+                links[$0]?.peer != nil && links[$0]?.drainingUntil == nil && gossip.channels(of: $0).contains(channel)
             }
             guard let peer = candidates.randomElement(using: &random) else { continue }
             follow(reconciliation.handle(.start(channel, with: peer)))

@@ -110,11 +110,22 @@ extension PeerInstance {
         guard !stopped, var membership = view else { return }
         let directives = membership.handle(event, now: now)
         view = membership
+        var lettingGo: Set<PeerAddress> = []
         for directive in directives {
             switch directive {
+            case .send(.disconnect, let address):
+                // What is queued for the peer goes first: it hears nothing over the session after `disconnect`.
+                // (A peer the user named keeps its session, and its gossip, whatever the views decide.)
+                if dialTargets[address] == nil {
+                    for id in links.keys.sorted() where links[id]?.listening == address && links[id]?.peer != nil {
+                        followGossip(gossip.handle(.draining(id)))
+                        lettingGo.insert(address)
+                    }
+                }
+                deliver(.disconnect, to: address)
             case .send(let message, let address): deliver(message, to: address)
             case .keep(let address): keep(address)
-            case .drop(let address): dropNeighbour(address)
+            case .drop(let address): dropNeighbour(address, draining: lettingGo.contains(address))
             case .wake(let at): viewWake = at == .max ? nil : at
             }
         }
@@ -212,10 +223,18 @@ extension PeerInstance {
         if session(to: address) == nil && !ownAddresses.contains(address) { dialForViews(address) }
     }
 
-    /// A neighbour no more: its sessions end once what was sent to them has left, unless the user named it.
-    private mutating func dropNeighbour(_ address: PeerAddress) {
+    /// A neighbour no more: its sessions end once what was sent to them has left, unless the user named it. One
+    /// this node let go (`draining`: it sent `disconnect`) stays until the peer ends it, at most
+    /// ``PartialView/Settings/replyDeadline``, so that what the peer sent before it heard still lands.
+    private mutating func dropNeighbour(_ address: PeerAddress, draining: Bool) {
         guard dialTargets[address] == nil else { return }
-        for id in links.keys.sorted() where links[id]?.listening == address { retire(id) }
+        for id in links.keys.sorted() where links[id]?.listening == address {
+            guard draining, links[id]?.peer != nil, links[id]?.drainingUntil == nil, let view else {
+                retire(id)
+                continue
+            }
+            links[id]?.drainingUntil = now + view.settings.replyDeadline
+        }
     }
 
     /// Dials `address` for the views, unless a dial to it is under way (or the user's dial will reach it).
@@ -251,6 +270,10 @@ extension PeerInstance {
                 if now - min(now, since) >= settings.livenessCheckInterval { announce(id) }
                 continue
             }
+            if let until = link.drainingUntil {
+                if now >= until { retire(id) }
+                continue
+            }
             if membership.active.contains(address) || dialTargets[address] != nil {
                 // A neighbour's address is remembered for the next start (the user's were at their dial).
                 if !link.announced && (link.forMembership || !link.isOutbound) { output.append(.remember(address)) }
@@ -264,9 +287,12 @@ extension PeerInstance {
         }
     }
 
-    /// The established session to the peer listening at `address` (the oldest, if several).
+    /// The established session to the peer listening at `address` (the oldest, if several), but one this node let
+    /// go: it carries nothing more from this node.
     private func session(to address: PeerAddress) -> PeerID? {
-        links.keys.sorted().first { links[$0]?.listening == address && links[$0]?.peer != nil }
+        links.keys.sorted().first {
+            links[$0]?.listening == address && links[$0]?.peer != nil && links[$0]?.drainingUntil == nil
+        }
     }
 
     /// The message with every address that names its sender (an empty host) replaced by the sender's address.

@@ -9,6 +9,8 @@ extension PeerInstance {
         switch message {
         case .channels(let channels):
             // Gossip runs both ways once this node told its own (``tellChannels(_:)``): until then the list waits.
+            // A peer this node let go starts nothing new (its session ends soon).
+            guard links[id]?.drainingUntil == nil else { return }
             guard links[id]?.toldChannels == true else {
                 links[id]?.heldChannels = channels
                 return

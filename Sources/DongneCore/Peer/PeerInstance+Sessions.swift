@@ -71,7 +71,7 @@ extension PeerInstance {
     /// ends soon, and a document pushed over it would be lost with it while its sender counted the peer as
     /// reached, so that no one else sent it there (PROTOCOL.md §2.9).
     mutating func tellChannels(_ id: PeerID) {
-        guard let link = links[id], link.peer != nil, !link.toldChannels else { return }
+        guard let link = links[id], link.peer != nil, !link.toldChannels, link.drainingUntil == nil else { return }
         links[id]?.toldChannels = true
         send(.channels(joined), to: id)
         if let theirs = link.heldChannels {
@@ -133,7 +133,8 @@ extension PeerInstance {
         if link.announced, !links.values.contains(where: { $0.peer == link.peer && $0.announced }) {
             // Another session of the peer's goes on (a duplicate settled): the user was told it joined, and it has
             // not left. That session carries the line from now on.
-            if let heir = links.keys.sorted().first(where: { links[$0]?.peer == link.peer }) {
+            let heir = links.keys.sorted().first { links[$0]?.peer == link.peer && links[$0]?.drainingUntil == nil }
+            if let heir {
                 links[heir]?.announced = true
                 tellChannels(heir)
             } else {

@@ -67,6 +67,8 @@ extension PeerInstance {
     }
 
     private func peers(carrying channel: ChannelID) -> [PeerID] {
-        links.keys.sorted().filter { links[$0]?.peer != nil && gossip.channels(of: $0).contains(channel) }
+        links.keys.sorted().filter {
+            links[$0]?.peer != nil && links[$0]?.drainingUntil == nil && gossip.channels(of: $0).contains(channel)
+        }
     }
 }

@@ -51,6 +51,10 @@ struct PeerLink: Sendable {
     /// The peer's latest `channels`, held while this node has not told it its own (their views disagree for a
     /// moment, or the peer is of a version that tells every session): taken once this node tells.
     var heldChannels: [ChannelID]?
+    /// Set when this node let the peer go with `disconnect`: the session then carries no gossip from this node and
+    /// stays until the peer ends it (it does as it hears), or until this time at most, so that the peer's batches
+    /// already on their way still land (see `GossipInstance.Event.draining`).
+    var drainingUntil: UInt64?
     /// Whether the peer has sent a message over the session itself (not a datagram): the first one names a member.
     var spokeOnSession = false
 
