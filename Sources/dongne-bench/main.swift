@@ -6,6 +6,7 @@ import Foundation
 //   swift run -c release dongne-bench ingest
 //   swift run -c release dongne-bench listeners
 //   swift run -c release dongne-bench simulate
+//   swift run -c release dongne-bench simulate seeds [forty] SEED…   (the churn run, once per seed)
 //   swift run -c release dongne-bench sync          (sync trace: one fetch, traced: where it waited)
 //   swift run -c release dongne-bench delivery
 //   swift run -c release dongne-bench direct
@@ -24,7 +25,10 @@ case "listeners":
     let met = try await ListenerBenchmark.run()
     exit(met ? 0 : 1)
 case "simulate":
-    let met = GossipSimulationBenchmark.run()
+    let arguments = Array(CommandLine.arguments.dropFirst(2))
+    let met =
+        arguments.first == "seeds"
+        ? ChurnSeedsBenchmark.run(Array(arguments.dropFirst())) : GossipSimulationBenchmark.run()
     exit(met ? 0 : 1)
 case "sync":
     let traced = CommandLine.arguments.dropFirst(2).first == "trace"
