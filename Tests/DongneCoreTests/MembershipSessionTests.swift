@@ -391,6 +391,24 @@ import Testing
         #expect(core.sessions.count == 1)
     }
 
+    /// While two sessions with one peer are up, membership messages go over the one that stays (the smaller
+    /// identity's dial), not the older: the peer ends the other as a duplicate, and a reply sent over it was lost.
+    /// The asker's request then timed out, its views forgot a live neighbour, and a forty-node churn run left two
+    /// nodes an island for 7 s.
+    @Test func whileTwoSessionsWithAPeerAreUpAReplyGoesOverTheOneThatStays() {
+        var core = Self.listening()  // sorted[1]: smaller than the peer, so its own dial is the one that stays
+        let peer = Core.sorted[2]
+        let address = Self.address(3)
+        _ = Self.accept(&core, 1, from: 3, key: peer)  // the peer's dial, the older
+        _ = core.handle(.opened(PeerID(2), remote: address, dialled: address), now: 1)
+        let ours = core.handle(.established(PeerID(2), peer: peer.publicKey, handshakeHash: [2]), now: 1)
+        _ = core.handle(Core.message(.listening(port: Self.port), on: 2), now: 1)
+        #expect(Core.goodbyes(ours).isEmpty, "the peer's dial is the peer's to end")
+        let asked = core.handle(Core.message(.membership(.neighbour(urgent: false)), on: 1), now: 2)
+        #expect(Self.sent(asked, on: 2).contains(.membership(.neighbourReply(accepted: true))), "over the one that stays")
+        #expect(!Self.sent(asked, on: 1).contains(.membership(.neighbourReply(accepted: true))))
+    }
+
     @Test func aNeighboursDuplicateSessionThatEndsFirstLosesNeitherTheNeighbourNorItsJoinedLine() {
         var core = Self.listening()  // larger than the peer: its dial goes once the peer's own has carried a word
         let peer = Core.sorted[0]

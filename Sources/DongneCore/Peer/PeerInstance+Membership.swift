@@ -287,12 +287,19 @@ extension PeerInstance {
         }
     }
 
-    /// The established session to the peer listening at `address` (the oldest, if several), but one this node let
-    /// go: it carries nothing more from this node.
+    /// The established session to the peer listening at `address`, but one this node let go (it carries nothing
+    /// more from this node). Of duplicates, the one that stays (the smaller identity's dial, see
+    /// `settleDuplicate`), else the oldest: a reply sent over the other was lost when the peer ended it as a
+    /// duplicate, its request then timed out and the views forgot a live neighbour (a forty-node churn run
+    /// left two nodes an island for 7 s that way).
     private func session(to address: PeerAddress) -> PeerID? {
-        links.keys.sorted().first {
+        let sessions = links.keys.sorted().filter {
             links[$0]?.listening == address && links[$0]?.peer != nil && links[$0]?.drainingUntil == nil
         }
+        return sessions.first { id in
+            guard let link = links[id], let peer = link.peer else { return false }
+            return (identity < peer) == link.isOutbound
+        } ?? sessions.first
     }
 
     /// The message with every address that names its sender (an empty host) replaced by the sender's address.
