@@ -29,6 +29,13 @@ extension PeerInstance {
         }
     }
 
+    /// Whether `link` is the one of a peer's sessions that stays once duplicates settle: the one the smaller
+    /// identity dialled.
+    func staysAmongDuplicates(_ link: PeerLink) -> Bool {
+        guard let peer = link.peer else { return false }
+        return (identity < peer) == link.isOutbound
+    }
+
     /// The peer sent something over `id`: sessions it replaces close now.
     mutating func retireReplacedSession(of id: PeerID) {
         guard let link = links[id], !link.hasReceived else { return }

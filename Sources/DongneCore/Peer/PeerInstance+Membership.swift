@@ -110,22 +110,12 @@ extension PeerInstance {
         guard !stopped, var membership = view else { return }
         let directives = membership.handle(event, now: now)
         view = membership
-        var lettingGo: Set<PeerAddress> = []
         for directive in directives {
             switch directive {
-            case .send(.disconnect, let address):
-                // What is queued for the peer goes first: it hears nothing over the session after `disconnect`.
-                // (A peer the user named keeps its session, and its gossip, whatever the views decide.)
-                if dialTargets[address] == nil {
-                    for id in links.keys.sorted() where links[id]?.listening == address && links[id]?.peer != nil {
-                        followGossip(gossip.handle(.draining(id)))
-                        lettingGo.insert(address)
-                    }
-                }
-                deliver(.disconnect, to: address)
+            case .send(.disconnect, let address): letGo(address)
             case .send(let message, let address): deliver(message, to: address)
             case .keep(let address): keep(address)
-            case .drop(let address): dropNeighbour(address, draining: lettingGo.contains(address))
+            case .drop(let address): dropNeighbour(address)
             case .wake(let at): viewWake = at == .max ? nil : at
             }
         }
@@ -223,17 +213,26 @@ extension PeerInstance {
         if session(to: address) == nil && !ownAddresses.contains(address) { dialForViews(address) }
     }
 
-    /// A neighbour no more: its sessions end once what was sent to them has left, unless the user named it. One
-    /// this node let go (`draining`: it sent `disconnect`) stays until the peer ends it, at most
-    /// ``PartialView/Settings/replyDeadline``, so that what the peer sent before it heard still lands.
-    private mutating func dropNeighbour(_ address: PeerAddress, draining: Bool) {
+    /// Sends `disconnect`, letting the peer go gently (unless the user named it: its session and gossip stay,
+    /// whatever the views decide). What is queued for it goes first, since it hears nothing over the session
+    /// after `disconnect`; then its sessions drain (`PeerLink.drainingUntil`): they stay until the peer ends them,
+    /// at most ``PartialView/Settings/replyDeadline``, so that what it sent before it heard still lands.
+    private mutating func letGo(_ address: PeerAddress) {
+        let sessions = links.keys.sorted().filter {
+            links[$0]?.listening == address && links[$0]?.peer != nil && links[$0]?.drainingUntil == nil
+        }
+        let draining = dialTargets[address] == nil ? sessions : []
+        for id in draining { followGossip(gossip.handle(.draining(id))) }
+        deliver(.disconnect, to: address)
+        for id in draining { links[id]?.drainingUntil = now + (view?.settings.replyDeadline ?? 0) }
+    }
+
+    /// A neighbour no more: its sessions end once what was sent to them has left, unless the user named it or
+    /// this node let it go (``letGo(_:)``: they end when the peer ends them, or their time is up).
+    private mutating func dropNeighbour(_ address: PeerAddress) {
         guard dialTargets[address] == nil else { return }
-        for id in links.keys.sorted() where links[id]?.listening == address {
-            guard draining, links[id]?.peer != nil, links[id]?.drainingUntil == nil, let view else {
-                retire(id)
-                continue
-            }
-            links[id]?.drainingUntil = now + view.settings.replyDeadline
+        for id in links.keys.sorted() where links[id]?.listening == address && links[id]?.drainingUntil == nil {
+            retire(id)
         }
     }
 
@@ -296,10 +295,7 @@ extension PeerInstance {
         let sessions = links.keys.sorted().filter {
             links[$0]?.listening == address && links[$0]?.peer != nil && links[$0]?.drainingUntil == nil
         }
-        return sessions.first { id in
-            guard let link = links[id], let peer = link.peer else { return false }
-            return (identity < peer) == link.isOutbound
-        } ?? sessions.first
+        return sessions.first { links[$0].map(staysAmongDuplicates) ?? false } ?? sessions.first
     }
 
     /// The message with every address that names its sender (an empty host) replaced by the sender's address.
