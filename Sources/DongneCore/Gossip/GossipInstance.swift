@@ -59,8 +59,8 @@ public struct GossipInstance: Sendable {
         /// This node let the peer go (HyParView's `disconnect`, sent right after) and keeps the session only until
         /// the peer ends it: what is queued for the peer leaves now, ahead of the `disconnect`, and nothing new is
         /// queued for it (its `channels` are ignored); what the peer sent before it heard is still taken. Closed
-        /// at once, the session would
-        /// lose the peer's batches already on their way, whose documents it named as reached here.
+        /// at once, the session would lose the peer's batches already on their way, whose documents it named as
+        /// reached here.
         case draining(PeerID)
         /// The session closed as a duplicate of another with the same peer: what was owed to the peer on it, in
         /// batches in flight or queued, is queued on the other, within ``Settings/maximumQueuedDocuments`` and
