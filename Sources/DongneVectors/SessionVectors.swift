@@ -54,6 +54,7 @@ public enum SessionVectors {
             ("disconnect", .membership(.disconnect)),
             ("shuffle", .membership(.shuffle(origin: sender, timeToLive: 6, addresses: [a, b]))),
             ("shuffle-reply", .membership(.shuffleReply([b]))),
+            ("only-neighbour", .membership(.onlyNeighbour(true))),
         ]
     }
 

@@ -383,8 +383,8 @@ import Testing
     }
 
     @Test func malformedAndOversizeMessagesAreRefused() {
-        #expect(throws: GossipMessage.WireError.unknownType(19), "a later version's type: ignored, not fatal") {
-            try GossipMessage(wireBytes: CBOREncoder.encode(.array([.unsigned(19), .text("anything")])))
+        #expect(throws: GossipMessage.WireError.unknownType(20), "a later version's type: ignored, not fatal") {
+            try GossipMessage(wireBytes: CBOREncoder.encode(.array([.unsigned(20), .text("anything")])))
         }
         #expect(throws: GossipMessage.WireError.shape, "a known type with another shape") {
             try GossipMessage(wireBytes: CBOREncoder.encode(.array([.unsigned(6)])))

@@ -136,7 +136,11 @@ import Testing
         #expect(core.sessions.count == 1 && core.joinedPeers.isEmpty, "nor is it listed among the peers")
         #expect(!Self.sent(accepted, on: 1).contains(.channels([Core.channel])), "nor does gossip run over it")
         let asked = core.handle(Core.message(.membership(.neighbour(urgent: false)), on: 1), now: 1)
-        #expect(Self.sent(asked, on: 1) == [.membership(.neighbourReply(accepted: true)), .channels([Core.channel])])
+        // Its only neighbour, which it says (PartialView tells it), then its channels.
+        #expect(
+            Self.sent(asked, on: 1) == [
+                .membership(.neighbourReply(accepted: true)), .membership(.onlyNeighbour(true)), .channels([Core.channel]),
+            ])
         #expect(Self.notices(asked).count == 1, "a neighbour now: it shows as joined")
         #expect(core.joinedPeers.map(\.peer) == [peer.publicKey])
         // A shuffle naming its sender with an empty host: the answer goes to 10.0.0.3:4747, over this session.
@@ -337,7 +341,7 @@ import Testing
         var closed = false
         for _ in 0..<10 {
             let answer = core.handle(Core.message(.membership(.neighbour(urgent: false)), on: 1), now: 1)
-            replies += Self.sent(answer, on: 1).count { if case .membership = $0 { true } else { false } }
+            replies += Self.sent(answer, on: 1).count { if case .membership(.neighbourReply) = $0 { true } else { false } }
             closed = closed || !Core.closes(answer).isEmpty
         }
         #expect(replies == 3, "three within the budget, the rest ignored")

@@ -136,6 +136,52 @@ import Testing
         }
     }
 
+    /// A full view taking one in lets go a neighbour that has others, not one that said this node is its only
+    /// neighbour (it would be cut off until a new session with a spare is up), unless every neighbour said so.
+    @Test func aFullViewKeepsANeighbourThatReliesOnItAlone() {
+        var settings = Self.quiet
+        settings.activeSize = 3
+        var droppedOnceItHadOthers = Set<PeerAddress>()
+        for seed: UInt64 in 1...20 {
+            var view = PartialView(ownAddress: Self.me, random: SplitMix64(seed: seed), settings: settings)
+            _ = view.handle(.start(contact: nil), now: 0)
+            for number in [2, 3, 4] { _ = view.handle(.received(.neighbour(urgent: true), from: Self.address(number)), now: 0) }
+            _ = view.handle(.received(.onlyNeighbour(true), from: Self.address(3)), now: 100)
+            let taken = view.handle(.received(.join, from: Self.address(9)), now: 5_000)
+            let dropped = Self.sends(taken).filter { $0.0 == .disconnect }.map(\.1)
+            #expect(dropped.count == 1 && dropped[0] != Self.address(3), "seed \(seed): \(dropped)")
+            // Told it has others again, it may go like any other.
+            _ = view.handle(.received(.onlyNeighbour(false), from: Self.address(3)), now: 5_100)
+            let next = view.handle(.received(.neighbour(urgent: true), from: Self.address(10)), now: 8_000)
+            droppedOnceItHadOthers.formUnion(Self.sends(next).filter { $0.0 == .disconnect }.map(\.1))
+        }
+        #expect(droppedOnceItHadOthers.contains(Self.address(3)))
+        // Every neighbour relying on it alone: one of them goes all the same (a join always finds room).
+        var relied = Self.view(withNeighbours: [2, 3, 4], settings)
+        for number in [2, 3, 4] { _ = relied.handle(.received(.onlyNeighbour(true), from: Self.address(number)), now: 0) }
+        let crowded = relied.handle(.received(.join, from: Self.address(9)), now: 5_000)
+        #expect(Self.sends(crowded).filter { $0.0 == .disconnect }.count == 1)
+        #expect(relied.active.count == 3 && relied.active.contains(Self.address(9)))
+    }
+
+    /// A node tells the neighbour that became its only one so (a joiner tells its contact with its join), and
+    /// tells it again once it has another; it tells it so anew when it is its only one again.
+    @Test func aNodeTellsItsOnlyNeighbourSoUntilItHasAnother() {
+        var joiner = Self.view()
+        let joining = Self.sends(joiner.handle(.start(contact: Self.address(2)), now: 0))
+        #expect(joining.map(\.0) == [.join, .onlyNeighbour(true)] && joining.allSatisfy { $0.1 == Self.address(2) })
+        let walkEnd = joiner.handle(.received(.neighbour(urgent: true), from: Self.address(3)), now: 500)
+        #expect(Self.sends(walkEnd).contains { $0 == (.onlyNeighbour(false), Self.address(2)) })
+        #expect(!Self.sends(walkEnd).contains { $0.0 == .onlyNeighbour(true) })
+        // Its contact's session ends: the walk's end is its only neighbour now (and the contact hears nothing).
+        let lost = Self.sends(joiner.handle(.lost(Self.address(2)), now: 600))
+        #expect(lost.filter { if case .onlyNeighbour = $0.0 { true } else { false } }.map(\.1) == [Self.address(3)])
+        #expect(lost.contains { $0 == (.onlyNeighbour(true), Self.address(3)) })
+        // Nothing is said again while nothing changes.
+        let quiet = Self.sends(joiner.handle(.timer, now: 700))
+        #expect(!quiet.contains { if case .onlyNeighbour = $0.0 { true } else { false } })
+    }
+
     @Test func aRequestThatIsNotUrgentIsRefusedWhenFullAndAcceptedWithRoom() {
         var settings = Self.quiet
         settings.activeSize = 2
@@ -153,7 +199,7 @@ import Testing
     @Test func aReachedAddressTheUserNamedIsJoinedThroughOrAskedUrgently() {
         var alone = Self.view()
         _ = alone.handle(.start(contact: nil), now: 0)
-        #expect(Self.sends(alone.handle(.reached(Self.address(5)), now: 1)).map(\.0) == [.join])
+        #expect(Self.sends(alone.handle(.reached(Self.address(5)), now: 1)).map(\.0) == [.join, .onlyNeighbour(true)])
         #expect(alone.active == [Self.address(5)])
 
         var view = Self.view(withNeighbours: [2])
@@ -246,7 +292,7 @@ import Testing
         for message in [
             MembershipMessage.forwardJoin(Self.address(9), timeToLive: 3), .disconnect,
             .shuffle(origin: Self.address(8), timeToLive: 1, addresses: [Self.address(7)]),
-            .shuffleReply([Self.address(6)]), .neighbourReply(accepted: true),
+            .shuffleReply([Self.address(6)]), .neighbourReply(accepted: true), .onlyNeighbour(true),
         ] {
             let directives = view.handle(.received(message, from: Self.address(40)), now: 0)
             #expect(Self.sends(directives).isEmpty, "\(message)")
@@ -383,13 +429,14 @@ import Testing
                     : Self.address(Int.random(in: 2...250, using: &generator))
             }
             let message: MembershipMessage =
-                switch step % 7 {
+                switch step % 8 {
                 case 0: .shuffle(origin: many[0], timeToLive: step % 2 == 0 ? 1_000 : Int.min, addresses: many)
                 case 1: .forwardJoin(many[1], timeToLive: step % 2 == 0 ? 1_000 : Int.min)
                 case 5: .forwardJoin(many[2], timeToLive: 0)
                 case 6: .shuffle(origin: many[3], timeToLive: 0, addresses: many)
                 case 2: .neighbour(urgent: step % 2 == 0)
                 case 3: .join
+                case 7: .onlyNeighbour(step % 16 == 7)
                 default: .shuffleReply(many)
                 }
             let directives = view.handle(.received(message, from: from), now: UInt64(step))
@@ -397,7 +444,7 @@ import Testing
                 switch sent {
                 case .forwardJoin(_, let timeToLive), .shuffle(_, let timeToLive, _): #expect(timeToLive <= settings.activeWalkLength)
                 case .shuffleReply(let addresses): #expect(addresses.count <= settings.sampleSize)
-                case .join, .neighbour, .neighbourReply, .disconnect: break
+                case .join, .neighbour, .neighbourReply, .disconnect, .onlyNeighbour: break
                 }
             }
             #expect(view.active.count <= settings.activeSize && view.passive.count <= settings.passiveSize)

@@ -302,7 +302,7 @@ import Testing
         settings.unknownMessageLimit = 3
         var core = PeerInstance(identity: Self.sorted[1].publicKey, now: 0, random: SplitMix64(seed: 1), settings: settings)
         Self.establish(&core, 1, with: Self.sorted[2])
-        let later = CBOREncoder.encode(.array([.unsigned(19), .unsigned(1)]))
+        let later = CBOREncoder.encode(.array([.unsigned(20), .unsigned(1)]))
         for _ in 0..<3 { #expect(Self.closes(core.handle(.message(PeerID(1), later), now: 1)).isEmpty) }
         #expect(Self.closes(core.handle(.message(PeerID(1), later), now: 1)) == [PeerID(1)])
         Self.establish(&core, 2, with: Self.sorted[3])
@@ -618,7 +618,7 @@ import Testing
         var (a, b, _, indexOfB) = Self.datagramPair()
         // A seals what it likes to B with the session's own keys (A's channel, as the core would).
         var channel = DatagramChannel(handshakeHash: [UInt8](repeating: 3, count: 32), role: .initiator)
-        let later = channel.seal(CBOREncoder.encode(.array([.unsigned(19), .unsigned(1)])), receiverIndex: indexOfB)
+        let later = channel.seal(CBOREncoder.encode(.array([.unsigned(20), .unsigned(1)])), receiverIndex: indexOfB)
         #expect(Self.closes(b.handle(.datagram(try #require(later)), now: 1)).isEmpty)
         let acknowledgement = channel.seal(GossipMessage.acknowledge([1]).wireBytes, receiverIndex: indexOfB)
         #expect(Self.closes(b.handle(.datagram(try #require(acknowledgement)), now: 2)) == [PeerID(1)])

@@ -32,8 +32,8 @@ def exchange(node, peer):
     # PROTOCOL.md §2.4 *Profiles*: besides its channels and datagram route, the node offers its own profile.
     batches = [m for m in messages if m[0] == 0]
     # PROTOCOL.md §2.9: a node that listens keeps partial views: it says first the TCP port it listens on, and may
-    # ask a peer it dialled to be its neighbour (membership messages, types 12 to 18, which this peer ignores).
-    assert all(m[0] in (0, 2, 6) or 11 <= m[0] <= 18 for m in messages), "channels, route, profile, membership"
+    # ask a peer it dialled to be its neighbour (membership messages, types 12 to 19, which this peer ignores).
+    assert all(m[0] in (0, 2, 6) or 11 <= m[0] <= 19 for m in messages), "channels, route, profile, membership"
     listening = [m for m in messages if m[0] == 11]
     assert len(listening) <= 1 and (not listening or messages[0] == listening[0] and 0 < listening[0][1] < 65536)
     for batch in batches:

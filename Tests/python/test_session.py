@@ -95,6 +95,7 @@ def test_membership_vectors_are_the_spec_s():
         "disconnect": [16],
         "shuffle": [17, ["", 4747], 6, [a, b]],
         "shuffle-reply": [18, [b]],
+        "only-neighbour": [19, True],
     }
     messages = {vector["name"]: bytes.fromhex(vector["bytes"]) for vector in vectors["membership"]}
     assert set(messages) == set(expected)

@@ -12,7 +12,7 @@
 ///     blob have:   [8, blob hash, manifest bytes, held chunks (bitmap bytes)]
 ///     chunk request: [9, blob hash, [chunk index, …]]
 ///     chunk:       [10, blob hash, chunk index, chunk bytes]
-///     listening and membership: types 11 to 18 (``membershipCBOR(_:)``, PROTOCOL.md §2.9)
+///     listening and membership: types 11 to 19 (``membershipCBOR(_:)``, PROTOCOL.md §2.9)
 ///
 /// Documents travel as byte strings holding their exact signed bytes. A decoder refuses anything else, and
 /// anything over the limits, before looking at a document. A batch with peer tags (8-byte strings, strictly
@@ -44,8 +44,8 @@ extension GossipMessage {
     /// The longest bitmap of held chunks: one bit for each of the most chunks a blob has.
     public static let maximumHeldBytes = (BlobLimits.maximumChunks + 7) / 8
 
-    /// The highest message type this version knows (`shuffle reply`).
-    public static let lastKnownType: UInt64 = 18
+    /// The highest message type this version knows (`only neighbour`).
+    public static let lastKnownType: UInt64 = 19
 
     /// How many bytes ``wireBytes`` has, counted without encoding (for a batch, which a sender sizes against a
     /// datagram's room once per peer and document; other messages are encoded to count them).
@@ -189,7 +189,7 @@ extension GossipMessage {
             self = .chunk(try Self.blob(parts[1]), index: try Self.chunkIndex(parts[2]), bytes: bytes)
         case (11, 2):
             self = .listening(port: try Self.port(parts[1]))
-        case (12...18, _):
+        case (12...19, _):
             self = .membership(try Self.membership(kind, parts))
         default:
             throw kind > Self.lastKnownType ? .unknownType(kind) : .shape

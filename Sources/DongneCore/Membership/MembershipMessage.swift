@@ -17,4 +17,7 @@ public enum MembershipMessage: Sendable, Equatable {
     case shuffle(origin: PeerAddress, timeToLive: Int, addresses: [PeerAddress])
     /// The spares that answer a ``shuffle(origin:timeToLive:addresses:)``.
     case shuffleReply([PeerAddress])
+    /// The receiver is the sender's only neighbour (`true`), or is no longer (`false`): a full view lets
+    /// another neighbour go to take one in, while it has one that does not rely on it alone.
+    case onlyNeighbour(Bool)
 }

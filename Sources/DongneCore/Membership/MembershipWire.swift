@@ -9,6 +9,7 @@
 ///     disconnect:     [16]
 ///     shuffle:        [17, origin address, time to live, [address, …]]
 ///     shuffle reply:  [18, [address, …]]
+///     only neighbour: [19, only (bool)]
 ///
 /// An address is `[host, port]`: the host an IPv4 dotted quad, or the empty string for the message's sender
 /// (whose address only its receiver knows: the session's host and the sender's `listening` port). A port is
@@ -49,10 +50,11 @@ extension GossipMessage {
                 .array(addresses.map(addressCBOR)),
             ])
         case .shuffleReply(let addresses): .array([.unsigned(18), .array(addresses.map(addressCBOR))])
+        case .onlyNeighbour(let only): .array([.unsigned(19), .bool(only)])
         }
     }
 
-    /// The membership message of type `kind` (12 to 18) with these array elements (the type first).
+    /// The membership message of type `kind` (12 to 19) with these array elements (the type first).
     static func membership(_ kind: UInt64, _ parts: [CBOR]) throws(WireError) -> MembershipMessage {
         switch (kind, parts.count) {
         case (12, 1): return .join
@@ -68,6 +70,9 @@ extension GossipMessage {
             return .shuffle(
                 origin: try address(parts[1]), timeToLive: try timeToLive(parts[2]), addresses: try addresses(parts[3]))
         case (18, 2): return .shuffleReply(try addresses(parts[1]))
+        case (19, 2):
+            guard case .bool(let only) = parts[1] else { throw .shape }
+            return .onlyNeighbour(only)
         default: throw .shape
         }
     }

@@ -8,6 +8,8 @@
 ///   is kept as a spare.
 /// - Neighbourhood is symmetric: a node taken in is told so, and one dropped (to make room) hears
 ///   ``MembershipMessage/disconnect`` and keeps the dropper as a spare.
+/// - Beyond the paper, a node whose neighbours come down to one tells it ``MembershipMessage/onlyNeighbour(_:)``
+///   (and tells it again once it has another), and a view that makes room drops a neighbour that did not say so.
 /// - A node below its active size asks spares, one at a time each, to be its neighbour; a request is urgent when
 ///   it has no neighbour at all, and an urgent request is never refused.
 /// - Every ``Settings/shuffleInterval`` a node sends a sample of itself, its neighbours and its spares on a
@@ -117,6 +119,10 @@ public struct PartialView: Sendable {
     private var askedUrgently: Set<PeerAddress> = []
     /// When each neighbour was taken in (keys are ``active``'s).
     private var takenInAt: [PeerAddress: UInt64] = [:]
+    /// Neighbours that said this node is their only neighbour (pruned to ``active`` whenever one is taken in).
+    private var reliedOnBy: Set<PeerAddress> = []
+    /// The neighbour this node last told it is its only one, until it is told otherwise.
+    private var toldOnlyNeighbour: PeerAddress?
     private var random: SplitMix64
     private var now: UInt64 = 0
     private var nextShuffle: UInt64?
@@ -151,6 +157,7 @@ public struct PartialView: Sendable {
         case .timer: timer()
         }
         refill()
+        tellOnlyNeighbour()
         output.append(.wake(at: nextWake))
         defer { output = [] }
         return output
@@ -212,7 +219,21 @@ public struct PartialView: Sendable {
             guard let due = shuffleReplyDue, now <= due else { return }
             shuffleReplyDue = nil
             integrate(addresses.prefix(settings.sampleSize), evictingFirst: lastSample)
+        case .onlyNeighbour(let only):
+            guard active.contains(sender) else { return }
+            if only { reliedOnBy.insert(sender) } else { reliedOnBy.remove(sender) }
         }
+    }
+
+    /// Tells a node that became this node's only neighbour so, and the one told before that it is no longer
+    /// (when it is still a neighbour). A node with one neighbour is cut off if that one lets it go for a join,
+    /// until a new session is made with a spare (a few round trips): its neighbour, told, lets another go.
+    private mutating func tellOnlyNeighbour() {
+        let only = active.count == 1 ? active.first : nil
+        guard only != toldOnlyNeighbour else { return }
+        if let told = toldOnlyNeighbour, active.contains(told) { output.append(.send(.onlyNeighbour(false), to: told)) }
+        if let only { output.append(.send(.onlyNeighbour(true), to: only)) }
+        toldOnlyNeighbour = only
     }
 
     /// `sender` accepted this node's request. An ordinary request asked for a free place: if the view filled
@@ -364,17 +385,22 @@ public struct PartialView: Sendable {
         active.insert(address)
         takenInAt = takenInAt.filter { active.contains($0.key) }  // bounded by the view's size
         takenInAt[address] = now
+        reliedOnBy = reliedOnBy.intersection(active).subtracting([address])  // said before it left, if it did
         output.append(.keep(address))
     }
 
-    /// The neighbours a full view may drop to take one in: those taken in ``Settings/replyDeadline`` ago or more;
-    /// if none, the one taken in first. One taken in just now is often a joiner whose walks are still out, and
-    /// this node its only neighbour (its contact, or a walk's end): dropped, it would be cut off until its walks
-    /// land. A node that joined a moment ago has only such neighbours but the contact it took in first.
+    /// The neighbours a full view may drop to take one in. Not those that said this node is their only
+    /// neighbour, unless all did: dropped, one would be cut off until a new session with a spare is up. Of the
+    /// others, those taken in ``Settings/replyDeadline`` ago or more; if none, the one taken in first. One taken
+    /// in just now is often a joiner whose walks are still out, and this node its only neighbour (its contact, or
+    /// a walk's end) before it could say so: dropped, it would be cut off until its walks land. A node that
+    /// joined a moment ago has only such neighbours but the contact it took in first.
     private var droppable: Set<PeerAddress> {
-        let settled = active.filter { now - min(now, takenInAt[$0] ?? 0) >= settings.replyDeadline }
+        let independent = active.subtracting(reliedOnBy)
+        let candidates = independent.isEmpty ? active : independent
+        let settled = candidates.filter { now - min(now, takenInAt[$0] ?? 0) >= settings.replyDeadline }
         guard settled.isEmpty else { return settled }
-        let first = active.min { (takenInAt[$0] ?? 0, $0) < (takenInAt[$1] ?? 0, $1) }
+        let first = candidates.min { (takenInAt[$0] ?? 0, $0) < (takenInAt[$1] ?? 0, $1) }
         return first.map { [$0] } ?? []
     }
 

@@ -302,7 +302,7 @@ extension PeerInstance {
     private static func naming(_ sender: PeerAddress, in message: MembershipMessage) -> MembershipMessage {
         let named = { (address: PeerAddress) in address.host.isEmpty ? sender : address }
         return switch message {
-        case .join, .neighbour, .neighbourReply, .disconnect: message
+        case .join, .neighbour, .neighbourReply, .disconnect, .onlyNeighbour: message
         case .forwardJoin(let joiner, let timeToLive): .forwardJoin(named(joiner), timeToLive: timeToLive)
         case .shuffle(let origin, let timeToLive, let addresses):
             .shuffle(origin: named(origin), timeToLive: timeToLive, addresses: addresses.map(named))
