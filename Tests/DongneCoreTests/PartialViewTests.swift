@@ -165,7 +165,7 @@ import Testing
     }
 
     /// A node tells the neighbour that became its only one so (a joiner tells its contact with its join), and
-    /// tells it again once it has another; it tells it so anew when it is its only one again.
+    /// tells it false once it has another; it tells it so anew when it is its only one again.
     @Test func aNodeTellsItsOnlyNeighbourSoUntilItHasAnother() {
         var joiner = Self.view()
         let joining = Self.sends(joiner.handle(.start(contact: Self.address(2)), now: 0))
@@ -180,6 +180,37 @@ import Testing
         // Nothing is said again while nothing changes.
         let quiet = Self.sends(joiner.handle(.timer, now: 700))
         #expect(!quiet.contains { if case .onlyNeighbour = $0.0 { true } else { false } })
+        // Another comes and goes: the same one hears false, then true again.
+        let second = Self.sends(joiner.handle(.received(.neighbour(urgent: true), from: Self.address(4)), now: 800))
+        #expect(second.contains { $0 == (.onlyNeighbour(false), Self.address(3)) })
+        let alone = Self.sends(joiner.handle(.lost(Self.address(4)), now: 900))
+        #expect(alone.contains { $0 == (.onlyNeighbour(true), Self.address(3)) })
+    }
+
+    /// A neighbour that said it relies on this node alone, then left and came back, counts as any other until it
+    /// says so again; and of one host's addresses that say so, one only counts: the others go first.
+    @Test func aNeighboursWordCountsWhileItStaysAndForOneAddressPerHost() {
+        var settings = Self.quiet
+        settings.activeSize = 3
+        var droppedOnceBack = Set<PeerAddress>()
+        for seed: UInt64 in 1...20 {
+            var view = PartialView(ownAddress: Self.me, random: SplitMix64(seed: seed), settings: settings)
+            _ = view.handle(.start(contact: nil), now: 0)
+            for number in [2, 3, 4] { _ = view.handle(.received(.neighbour(urgent: true), from: Self.address(number)), now: 0) }
+            _ = view.handle(.received(.onlyNeighbour(true), from: Self.address(3)), now: 0)
+            _ = view.handle(.lost(Self.address(3)), now: 100)
+            _ = view.handle(.received(.neighbour(urgent: true), from: Self.address(3)), now: 200)
+            let next = view.handle(.received(.join, from: Self.address(9)), now: 5_000)
+            droppedOnceBack.formUnion(Self.sends(next).filter { $0.0 == .disconnect }.map(\.1))
+        }
+        #expect(droppedOnceBack.contains(Self.address(3)))
+        var shared = Self.view(withNeighbours: [4], settings)
+        for port in [1, 2] { _ = shared.handle(.received(.neighbour(urgent: true), from: Self.hostile(port)), now: 0) }
+        for address in [Self.address(4), Self.hostile(1), Self.hostile(2)] {
+            _ = shared.handle(.received(.onlyNeighbour(true), from: address), now: 0)
+        }
+        let crowded = shared.handle(.received(.join, from: Self.address(9)), now: 5_000)
+        #expect(Self.sends(crowded).filter { $0.0 == .disconnect }.map(\.1) == [Self.hostile(2)])
     }
 
     @Test func aRequestThatIsNotUrgentIsRefusedWhenFullAndAcceptedWithRoom() {

@@ -41,7 +41,7 @@ def exchange(node, peer):
             unsigned, _ = cbor2.loads(signed)
             assert unsigned[1] == 5 and unsigned[2] == node_key, "the node's own profile (kind 5)"
     peer.send(1, cbor2.dumps([2, [channel_id(CHANNEL)]], canonical=True))
-    # PROTOCOL.md §2.4: a message of a type above 10 is a later version's: ignored and counted, not fatal.
+    # PROTOCOL.md §2.4: a message of a type above 19 is a later version's: ignored and counted, not fatal.
     peer.send(1, cbor2.dumps([99, "from a later version", {1: b"new"}], canonical=True))
     document = peer.signed_message("파이썬에서 왔어요")
     peer.send(1, cbor2.dumps([0, 1, [], [document]], canonical=True))

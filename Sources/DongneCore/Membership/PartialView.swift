@@ -8,8 +8,9 @@
 ///   is kept as a spare.
 /// - Neighbourhood is symmetric: a node taken in is told so, and one dropped (to make room) hears
 ///   ``MembershipMessage/disconnect`` and keeps the dropper as a spare.
-/// - Beyond the paper, a node whose neighbours come down to one tells it ``MembershipMessage/onlyNeighbour(_:)``
-///   (and tells it again once it has another), and a view that makes room drops a neighbour that did not say so.
+/// - Beyond the paper, a node whose neighbours come down to one tells it so with
+///   ``MembershipMessage/onlyNeighbour(_:)`` (true; false once it has another), and a view that makes room drops
+///   a neighbour that did not say so (at most one address per host counts as having said so).
 /// - A node below its active size asks spares, one at a time each, to be its neighbour; a request is urgent when
 ///   it has no neighbour at all, and an urgent request is never refused.
 /// - Every ``Settings/shuffleInterval`` a node sends a sample of itself, its neighbours and its spares on a
@@ -18,7 +19,8 @@
 ///
 /// A stranger is on the network, so every message costs a bounded amount of work and state: lists beyond the
 /// sample size are cut, walks are no longer than ``Settings/activeWalkLength``, only neighbours may forward
-/// walks or disconnect, replies count only when asked for, and the views never exceed their sizes.
+/// walks, disconnect or say they rely on this node alone, replies count only when asked for, and the views never
+/// exceed their sizes.
 ///
 /// Nor may one host, on however many ports, hold more than ``Settings/neighboursPerHost`` neighbour places
 /// (neighbours and requests) or ``Settings/sparesPerHost`` spare ones. Ports cost a host nothing, and the paper
@@ -396,12 +398,24 @@ public struct PartialView: Sendable {
     /// a walk's end) before it could say so: dropped, it would be cut off until its walks land. A node that
     /// joined a moment ago has only such neighbours but the contact it took in first.
     private var droppable: Set<PeerAddress> {
-        let independent = active.subtracting(reliedOnBy)
+        let independent = active.subtracting(keptForRelyingOnThisNode)
         let candidates = independent.isEmpty ? active : independent
         let settled = candidates.filter { now - min(now, takenInAt[$0] ?? 0) >= settings.replyDeadline }
         guard settled.isEmpty else { return settled }
         let first = candidates.min { (takenInAt[$0] ?? 0, $0) < (takenInAt[$1] ?? 0, $1) }
         return first.map { [$0] } ?? []
+    }
+
+    /// The neighbours that said this node is their only neighbour, at most one address per host (the smallest;
+    /// loopback, this machine, aside). Ports cost a host nothing: three hosts holding every place of a view, their
+    /// addresses all saying so, would otherwise make each join from elsewhere drop an honest neighbour for sure.
+    private var keptForRelyingOnThisNode: Set<PeerAddress> {
+        var kept: Set<PeerAddress> = []
+        var hosts: Set<String> = []
+        for address in reliedOnBy.intersection(active).sorted() where !isCapped(address) || hosts.insert(address.host).inserted {
+            kept.insert(address)
+        }
+        return kept
     }
 
     /// Gives up one of the places of `address`'s host (other than `address`'s own request): one of its requests if
@@ -415,7 +429,9 @@ public struct PartialView: Sendable {
             output.append(.drop(request))
             return true
         }
-        guard let neighbour = randomElement(of: active.filter({ $0.host == address.host })) else { return false }
+        let ofTheHost = active.filter { $0.host == address.host }
+        let independent = ofTheHost.subtracting(keptForRelyingOnThisNode)
+        guard let neighbour = randomElement(of: independent.isEmpty ? ofTheHost : independent) else { return false }
         disconnect(neighbour)
         return true
     }
