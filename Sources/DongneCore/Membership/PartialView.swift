@@ -10,7 +10,8 @@
 ///   ``MembershipMessage/disconnect`` and keeps the dropper as a spare.
 /// - Beyond the paper, a node whose neighbours come down to one tells it so with
 ///   ``MembershipMessage/onlyNeighbour(_:)`` (true; false once it has another), and a view that makes room drops
-///   a neighbour that did not say so (at most one address per host counts as having said so).
+///   a neighbour that did not say so (at most one address per host counts as having said so). Two nodes that
+///   are each other's only neighbour would then be an island for good: they ask urgently.
 /// - A node below its active size asks spares, one at a time each, to be its neighbour; a request is urgent when
 ///   it has no neighbour at all, and an urgent request is never refused.
 /// - Every ``Settings/shuffleInterval`` a node sends a sample of itself, its neighbours and its spares on a
@@ -224,6 +225,7 @@ public struct PartialView: Sendable {
         case .onlyNeighbour(let only):
             guard active.contains(sender) else { return }
             if only { reliedOnBy.insert(sender) } else { reliedOnBy.remove(sender) }
+            if isAPairAlone { nextRefill = now }
         }
     }
 
@@ -358,8 +360,17 @@ public struct PartialView: Sendable {
         guard nextRefill <= now else { return }
         while active.count + asked.count < settings.activeSize, let spare = randomElement(of: sparesToAsk) {
             // Only one request at a time is urgent (one node is enough to be connected again); each forces a room.
-            ask(spare, urgent: active.isEmpty && askedUrgently.isEmpty)
+            ask(spare, urgent: (active.isEmpty || isAPairAlone) && askedUrgently.isEmpty)
         }
+    }
+
+    /// Whether this node and its only neighbour are each other's only neighbour: an island of two, which full
+    /// spares refuse to join (ordinary requests) while neither drops the other, so its requests are urgent as a
+    /// lone node's are. Both ask: a node does not know the address its peers name it by, so it cannot tell
+    /// which of the two would.
+    private var isAPairAlone: Bool {
+        guard active.count == 1, let only = active.first else { return false }
+        return reliedOnBy.contains(only)
     }
 
     private mutating func ask(_ address: PeerAddress, urgent: Bool) {
