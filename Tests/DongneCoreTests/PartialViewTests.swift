@@ -14,13 +14,15 @@ import Testing
         return settings
     }
 
-    static func view(_ settings: PartialView.Settings = quiet) -> PartialView {
-        PartialView(ownAddress: me, random: SplitMix64(seed: 7), settings: settings)
+    static func view(_ settings: PartialView.Settings = quiet, seed: UInt64 = 7) -> PartialView {
+        PartialView(ownAddress: me, random: SplitMix64(seed: seed), settings: settings)
     }
 
     /// A view started alone, with `neighbours` taken in through urgent requests.
-    static func view(withNeighbours neighbours: [Int], _ settings: PartialView.Settings = quiet) -> PartialView {
-        var view = view(settings)
+    static func view(
+        withNeighbours neighbours: [Int], _ settings: PartialView.Settings = quiet, seed: UInt64 = 7
+    ) -> PartialView {
+        var view = view(settings, seed: seed)
         _ = view.handle(.start(contact: nil), now: 0)
         for number in neighbours { _ = view.handle(.received(.neighbour(urgent: true), from: address(number)), now: 0) }
         return view
@@ -143,9 +145,7 @@ import Testing
         settings.activeSize = 3
         var droppedOnceItHadOthers = Set<PeerAddress>()
         for seed: UInt64 in 1...20 {
-            var view = PartialView(ownAddress: Self.me, random: SplitMix64(seed: seed), settings: settings)
-            _ = view.handle(.start(contact: nil), now: 0)
-            for number in [2, 3, 4] { _ = view.handle(.received(.neighbour(urgent: true), from: Self.address(number)), now: 0) }
+            var view = Self.view(withNeighbours: [2, 3, 4], settings, seed: seed)
             _ = view.handle(.received(.onlyNeighbour(true), from: Self.address(3)), now: 100)
             let taken = view.handle(.received(.join, from: Self.address(9)), now: 5_000)
             let dropped = Self.sends(taken).filter { $0.0 == .disconnect }.map(\.1)
@@ -194,9 +194,7 @@ import Testing
         settings.activeSize = 3
         var droppedOnceBack = Set<PeerAddress>()
         for seed: UInt64 in 1...20 {
-            var view = PartialView(ownAddress: Self.me, random: SplitMix64(seed: seed), settings: settings)
-            _ = view.handle(.start(contact: nil), now: 0)
-            for number in [2, 3, 4] { _ = view.handle(.received(.neighbour(urgent: true), from: Self.address(number)), now: 0) }
+            var view = Self.view(withNeighbours: [2, 3, 4], settings, seed: seed)
             _ = view.handle(.received(.onlyNeighbour(true), from: Self.address(3)), now: 0)
             _ = view.handle(.lost(Self.address(3)), now: 100)
             _ = view.handle(.received(.neighbour(urgent: true), from: Self.address(3)), now: 200)
