@@ -5,9 +5,8 @@ import Foundation
 /// network, while nodes join, fail and leave: whether the overlay of neighbours stays one connected whole, and
 /// what each node holds for it.
 ///
-/// A message takes the link's delay plus jitter, and arrives after what its sender sent the same node before (a
-/// node's messages to another go over one session, in order). A node that left answers nothing: a message to it comes back
-/// as unreachable after a connection attempt's round trip, and each of its neighbours hears its session end a
+/// A message takes the link's delay plus jitter, and arrives after what its sender sent the same node before
+/// (``InOrderArrivals``). A node that left answers nothing: a message to it comes back as unreachable after a connection attempt's round trip, and each of its neighbours hears its session end a
 /// link delay after it left. Nodes join one after another through a random node already in; during churn,
 /// nodes leave at random moments and as many new ones join. Everything random is seeded.
 public struct MembershipSimulation {
@@ -91,8 +90,7 @@ public struct MembershipSimulation {
     private var wakeAt: [UInt64?] = []
     private var queue = EventQueue<Item>()
     private var messages = 0
-    /// When the latest message from one node to another arrives (keyed by ``pair(_:_:)``).
-    private var lastArrival: [UInt64: UInt64] = [:]
+    private var arrivals = InOrderArrivals()
     private var (left, joined) = (0, 0)
     private var (checks, connectedChecks) = (0, 0)
     private var worstLargestComponent = 1.0
@@ -220,13 +218,9 @@ public struct MembershipSimulation {
             return
         }
         let delay = scenario.linkDelay + UInt64.random(in: 0...scenario.jitter, using: &random)
-        let arrival = max(time + delay, lastArrival[Self.pair(node, peer)] ?? 0)
-        lastArrival[Self.pair(node, peer)] = arrival
+        let arrival = arrivals.arrival(from: node, to: peer, at: time + delay)
         queue.push(.event(.received(message, from: self.address(of: node)), node: peer), at: arrival)
     }
-
-    /// One key per ordered pair of nodes.
-    private static func pair(_ from: Int, _ to: Int) -> UInt64 { UInt64(from) << 32 | UInt64(to) }
 
     /// Neighbour links among live nodes, as an undirected graph: is it one whole?
     private mutating func checkOverlay() {

@@ -216,9 +216,7 @@ public struct Simulation {
     private var viewWakeAt: [UInt64?] = []
     private var notJoined: [Int] = []
     private var membershipMessages = 0
-    /// When the latest membership message from one node to another arrives, keyed by the ordered pair: a node's
-    /// messages to another go over one session, in order.
-    private var lastMembershipArrival: [UInt64: UInt64] = [:]
+    private var membershipArrivals = InOrderArrivals()
     private var (left, joined) = (0, 0)
     private var joinedAt: [Int: UInt64] = [:]
 
@@ -721,9 +719,7 @@ extension Simulation {
                 }
                 if time >= scenario.warmUp { membershipMessages += 1 }
                 let delay = scenario.linkDelay + UInt64.random(in: 0...scenario.jitter, using: &random)
-                let pair = UInt64(node) << 32 | UInt64(peer)
-                let arrival = max(time + delay, lastMembershipArrival[pair] ?? 0)
-                lastMembershipArrival[pair] = arrival
+                let arrival = membershipArrivals.arrival(from: node, to: peer, at: time + delay)
                 queue.push(.view(.received(message, from: Self.address(of: node)), node: peer), at: arrival)
             case .keep(let address):
                 if let peer = Self.node(at: address), node < peer { handle(.connect(address), at: node, time: time) }

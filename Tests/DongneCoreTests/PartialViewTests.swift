@@ -28,6 +28,20 @@ import Testing
         return view
     }
 
+    /// A view of `size` neighbours started alone at 0 and seeded with `seed`, holding `neighbours` (taken in
+    /// through urgent requests at 0), of which `relying` said this node is their only neighbour.
+    static func view(
+        size: Int, seed: UInt64 = 7, neighbours: [PeerAddress], relying: [PeerAddress]
+    ) -> PartialView {
+        var settings = quiet
+        settings.activeSize = size
+        var view = view(settings, seed: seed)
+        _ = view.handle(.start(contact: nil), now: 0)
+        for address in neighbours { _ = view.handle(.received(.neighbour(urgent: true), from: address), now: 0) }
+        for address in relying { _ = view.handle(.received(.onlyNeighbour(true), from: address), now: 0) }
+        return view
+    }
+
     static func sends(_ directives: [PartialView.Directive]) -> [(MembershipMessage, PeerAddress)] {
         directives.compactMap { directive in
             if case .send(let message, let to) = directive { (message, to) } else { nil }
@@ -141,12 +155,10 @@ import Testing
     /// A full view taking one in lets go a neighbour that has others, not one that said this node is its only
     /// neighbour (it would be cut off until a new session with a spare is up), unless every neighbour said so.
     @Test func aFullViewKeepsANeighbourThatReliesOnItAlone() {
-        var settings = Self.quiet
-        settings.activeSize = 3
+        let three = [2, 3, 4].map(Self.address)
         var droppedOnceItHadOthers = Set<PeerAddress>()
         for seed: UInt64 in 1...20 {
-            var view = Self.view(withNeighbours: [2, 3, 4], settings, seed: seed)
-            _ = view.handle(.received(.onlyNeighbour(true), from: Self.address(3)), now: 100)
+            var view = Self.view(size: 3, seed: seed, neighbours: three, relying: [Self.address(3)])
             let taken = view.handle(.received(.join, from: Self.address(9)), now: 5_000)
             let dropped = Self.sends(taken).filter { $0.0 == .disconnect }.map(\.1)
             #expect(dropped.count == 1 && dropped[0] != Self.address(3), "seed \(seed): \(dropped)")
@@ -157,8 +169,7 @@ import Testing
         }
         #expect(droppedOnceItHadOthers.contains(Self.address(3)))
         // Every neighbour relying on it alone: one of them goes all the same (a join always finds room).
-        var relied = Self.view(withNeighbours: [2, 3, 4], settings)
-        for number in [2, 3, 4] { _ = relied.handle(.received(.onlyNeighbour(true), from: Self.address(number)), now: 0) }
+        var relied = Self.view(size: 3, neighbours: three, relying: three)
         let crowded = relied.handle(.received(.join, from: Self.address(9)), now: 5_000)
         #expect(Self.sends(crowded).filter { $0.0 == .disconnect }.count == 1)
         #expect(relied.active.count == 3 && relied.active.contains(Self.address(9)))
@@ -190,29 +201,20 @@ import Testing
     /// A neighbour that said it relies on this node alone, then left and came back, counts as any other until it
     /// says so again; and of one host's addresses that say so, one only counts: the others go first.
     @Test func aNeighboursWordCountsWhileItStaysAndForOneAddressPerHost() {
-        var settings = Self.quiet
-        settings.activeSize = 3
         var droppedOnceBack = Set<PeerAddress>()
         for seed: UInt64 in 1...20 {
-            var view = Self.view(withNeighbours: [2, 3, 4], settings, seed: seed)
-            _ = view.handle(.received(.onlyNeighbour(true), from: Self.address(3)), now: 0)
+            var view = Self.view(size: 3, seed: seed, neighbours: [2, 3, 4].map(Self.address), relying: [Self.address(3)])
             _ = view.handle(.lost(Self.address(3)), now: 100)
             _ = view.handle(.received(.neighbour(urgent: true), from: Self.address(3)), now: 200)
             let next = view.handle(.received(.join, from: Self.address(9)), now: 5_000)
             droppedOnceBack.formUnion(Self.sends(next).filter { $0.0 == .disconnect }.map(\.1))
         }
         #expect(droppedOnceBack.contains(Self.address(3)))
-        settings.activeSize = 4
         var droppedOfShared = Set<PeerAddress>()
         for seed: UInt64 in 1...20 {
-            var shared = PartialView(ownAddress: Self.me, random: SplitMix64(seed: seed), settings: settings)
-            _ = shared.handle(.start(contact: nil), now: 0)
-            for address in [Self.address(4), Self.address(5), Self.hostile(1), Self.hostile(2)] {
-                _ = shared.handle(.received(.neighbour(urgent: true), from: address), now: 0)
-            }
-            for address in [Self.address(4), Self.hostile(1), Self.hostile(2)] {
-                _ = shared.handle(.received(.onlyNeighbour(true), from: address), now: 0)
-            }
+            var shared = Self.view(
+                size: 4, seed: seed, neighbours: [Self.address(4), Self.address(5), Self.hostile(1), Self.hostile(2)],
+                relying: [Self.address(4), Self.hostile(1), Self.hostile(2)])
             let crowded = shared.handle(.received(.join, from: Self.address(9)), now: 5_000)
             let dropped = Self.sends(crowded).filter { $0.0 == .disconnect }.map(\.1)
             #expect(dropped.count == 1 && [Self.address(5), Self.hostile(2)].contains(dropped[0]), "seed \(seed)")

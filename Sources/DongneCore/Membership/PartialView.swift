@@ -409,8 +409,7 @@ public struct PartialView: Sendable {
     /// a walk's end) before it could say so: dropped, it would be cut off until its walks land. A node that
     /// joined a moment ago has only such neighbours but the contact it took in first.
     private var droppable: Set<PeerAddress> {
-        let independent = active.subtracting(keptForRelyingOnThisNode)
-        let candidates = independent.isEmpty ? active : independent
+        let candidates = preferringThoseNotRelyingOnThisNode(active)
         let settled = candidates.filter { now - min(now, takenInAt[$0] ?? 0) >= settings.replyDeadline }
         guard settled.isEmpty else { return settled }
         let first = candidates.min { (takenInAt[$0] ?? 0, $0) < (takenInAt[$1] ?? 0, $1) }
@@ -423,10 +422,17 @@ public struct PartialView: Sendable {
     private var keptForRelyingOnThisNode: Set<PeerAddress> {
         var kept: Set<PeerAddress> = []
         var hosts: Set<String> = []
-        for address in reliedOnBy.intersection(active).sorted() where !isCapped(address) || hosts.insert(address.host).inserted {
+        for address in reliedOnBy.intersection(active).sorted()
+        where !isCapped(address) || hosts.insert(address.host).inserted {
             kept.insert(address)
         }
         return kept
+    }
+
+    /// Those of `neighbours` that do not rely on this node alone; all of them if every one does.
+    private func preferringThoseNotRelyingOnThisNode(_ neighbours: Set<PeerAddress>) -> Set<PeerAddress> {
+        let others = neighbours.subtracting(keptForRelyingOnThisNode)
+        return others.isEmpty ? neighbours : others
     }
 
     /// Gives up one of the places of `address`'s host (other than `address`'s own request): one of its requests if
@@ -440,9 +446,8 @@ public struct PartialView: Sendable {
             output.append(.drop(request))
             return true
         }
-        let ofTheHost = active.filter { $0.host == address.host }
-        let independent = ofTheHost.subtracting(keptForRelyingOnThisNode)
-        guard let neighbour = randomElement(of: independent.isEmpty ? ofTheHost : independent) else { return false }
+        let ofTheHost = preferringThoseNotRelyingOnThisNode(active.filter { $0.host == address.host })
+        guard let neighbour = randomElement(of: ofTheHost) else { return false }
         disconnect(neighbour)
         return true
     }
