@@ -315,7 +315,8 @@ import Testing
         _ = core.handle(.opened(PeerID(2), remote: spare, dialled: spare), now: 1_501)
         let established = core.handle(
             .established(PeerID(2), peer: Core.sorted[3].publicKey, handshakeHash: [2]), now: 1_502)
-        #expect(Self.sent(established, on: 2).contains(.membership(.neighbour(urgent: false))))
+        // Urgently: this node has one neighbour.
+        #expect(Self.sent(established, on: 2).contains(.membership(.neighbour(urgent: true))))
         #expect(!Self.sent(established, on: 2).contains(.channels([Core.channel])), "asked, not a neighbour yet")
         // The spare counts this node as its neighbour already (it answers next): its list waits for this node's.
         _ = core.handle(Core.message(.listening(port: Self.port), on: 2), now: 1_503)

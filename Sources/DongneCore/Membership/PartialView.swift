@@ -10,10 +10,11 @@
 ///   ``MembershipMessage/disconnect`` and keeps the dropper as a spare.
 /// - Beyond the paper, a node whose neighbours come down to one tells it so with
 ///   ``MembershipMessage/onlyNeighbour(_:)`` (true; false once it has another), and a view that makes room drops
-///   a neighbour that did not say so (at most one address per host counts as having said so). Two nodes that
-///   are each other's only neighbour would then be an island for good: they ask urgently.
+///   a neighbour that did not say so (at most one address per host counts as having said so).
 /// - A node below its active size asks spares, one at a time each, to be its neighbour; a request is urgent when
-///   it has no neighbour at all, and an urgent request is never refused.
+///   it has one neighbour or none (the paper: none), and an urgent request is never refused. A node kept at one
+///   neighbour, its ordinary requests refused by full spares, is cut off the moment that one leaves; and two
+///   nodes that are each other's only neighbour, neither dropping the other, would be an island for good.
 /// - Every ``Settings/shuffleInterval`` a node sends a sample of itself, its neighbours and its spares on a
 ///   random walk; where the walk ends, the receiver answers with as many of its spares (the origin counted),
 ///   and both keep what they got, evicting what they sent first.
@@ -52,8 +53,8 @@ public struct PartialView: Sendable {
         /// Milliseconds a neighbour request waits for its answer before the spare counts as unreachable.
         public var replyDeadline: UInt64 = 2_000
         /// Milliseconds a node below its active size waits after a refused request before it asks again; while
-        /// it has a neighbour, twice as long after each refusal in a row, up to 32 times as long, until a
-        /// neighbour accepts or is lost.
+        /// it has two neighbours or more, twice as long after each refusal in a row, up to 32 times as long,
+        /// until a neighbour accepts or is lost.
         /// Every request opens a session where none is, so a node that cannot fill its view (its spares are
         /// all full) must not keep opening one a second.
         public var refillPause: UInt64 = 1_000
@@ -225,7 +226,6 @@ public struct PartialView: Sendable {
         case .onlyNeighbour(let only):
             guard active.contains(sender) else { return }
             if only { reliedOnBy.insert(sender) } else { reliedOnBy.remove(sender) }
-            if isAPairAlone { nextRefill = now }
         }
     }
 
@@ -257,13 +257,13 @@ public struct PartialView: Sendable {
         addToActive(sender)
     }
 
-    /// A request was refused. A node with a neighbour waits a pause, twice as long after each refusal in a row. A
-    /// node without one asks again at once when the refused request was ordinary and no urgent one is out (its
-    /// neighbour went while the request was on its way: the next one is urgent, which a member never refuses),
-    /// and else every pause, since it is cut off until one accepts (a refused urgent request came from a node
-    /// that breaks the rule: asking it again at once would let it set the pace).
+    /// A request was refused. A node with two neighbours or more waits a pause, twice as long after each refusal
+    /// in a row. A node with one or none asks again at once when the refused request was ordinary and no urgent
+    /// one is out (a neighbour went while the request was on its way: the next one is urgent, which a member
+    /// never refuses), and else every pause (a refused urgent request came from a node that breaks the rule:
+    /// asking it again at once would let it set the pace).
     private mutating func refused(urgent: Bool) {
-        if active.isEmpty {
+        if asksUrgently {
             nextRefill = !urgent && askedUrgently.isEmpty ? now : now + settings.refillPause
         } else {
             nextRefill = now + (settings.refillPause << min(refusedInARow, 5))
@@ -359,19 +359,16 @@ public struct PartialView: Sendable {
     private mutating func refill() {
         guard nextRefill <= now else { return }
         while active.count + asked.count < settings.activeSize, let spare = randomElement(of: sparesToAsk) {
-            // Only one request at a time is urgent (one node is enough to be connected again); each forces a room.
-            ask(spare, urgent: (active.isEmpty || isAPairAlone) && askedUrgently.isEmpty)
+            // Only one request at a time is urgent (one more neighbour is enough); each forces a room.
+            ask(spare, urgent: asksUrgently && askedUrgently.isEmpty)
         }
     }
 
-    /// Whether this node and its only neighbour are each other's only neighbour: an island of two, which full
-    /// spares refuse to join (ordinary requests) while neither drops the other, so its requests are urgent as a
-    /// lone node's are. Both ask: a node does not know the address its peers name it by, so it cannot tell
-    /// which of the two would.
-    private var isAPairAlone: Bool {
-        guard active.count == 1, let only = active.first else { return false }
-        return reliedOnBy.contains(only)
-    }
+    /// Whether this node's requests are urgent: it has one neighbour or none. Full spares refuse ordinary
+    /// requests, so a node with one neighbour could stay at one for as long as every spare is full (its pause
+    /// growing to 32 s), cut off the moment that neighbour leaves, until a new session with a spare is up; and
+    /// two nodes that are each other's only neighbour, neither dropping the other, would stay an island.
+    private var asksUrgently: Bool { active.count <= 1 }
 
     private mutating func ask(_ address: PeerAddress, urgent: Bool) {
         // Bounded: walks a neighbour ends at will cannot grow the requests (nor the connections they open).
