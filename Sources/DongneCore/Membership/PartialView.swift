@@ -56,7 +56,8 @@ public struct PartialView: Sendable {
         /// it has two neighbours or more, twice as long after each refusal in a row, up to 32 times as long,
         /// until a neighbour accepts or is lost.
         /// Every request opens a session where none is, so a node that cannot fill its view (its spares are
-        /// all full) must not keep opening one a second.
+        /// all full) must not keep opening one a second. A node with one neighbour or none asks urgently, which
+        /// a member never refuses: only members that break the rule make it ask again, once a pause.
         public var refillPause: UInt64 = 1_000
         /// Neighbour places (neighbours and requests waiting for their answer) one host may hold, whatever ports
         /// it names (at least 1: a smaller number counts as 1).
@@ -118,7 +119,7 @@ public struct PartialView: Sendable {
     /// address stays asked for the later one's answer. Keys are among ``asked``'s.
     private var laterRequests: [PeerAddress: Int] = [:]
     /// Asked addresses whose request is urgent: a joiner a walk ended at, an address the user named, a spare asked
-    /// while this node had no neighbour. Their acceptance is taken even into a full view; an ordinary request's
+    /// while this node had one neighbour or none (see ``asksUrgently``). Their acceptance is taken even into a full view; an ordinary request's
     /// is not (see ``accepted(by:)``). Members are among ``asked``'s keys.
     private var askedUrgently: Set<PeerAddress> = []
     /// When each neighbour was taken in (keys are ``active``'s).
