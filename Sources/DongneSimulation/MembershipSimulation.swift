@@ -6,9 +6,10 @@ import Foundation
 /// what each node holds for it.
 ///
 /// A message takes the link's delay plus jitter, and arrives after what its sender sent the same node before
-/// (``InOrderArrivals``). A node that left answers nothing: a message to it comes back as unreachable after a connection attempt's round trip, and each of its neighbours hears its session end a
-/// link delay after it left. Nodes join one after another through a random node already in; during churn,
-/// nodes leave at random moments and as many new ones join. Everything random is seeded.
+/// (``InOrderArrivals``). A node that left answers nothing: a message to it comes back as unreachable after a
+/// connection attempt's round trip, and each of its neighbours hears its session end a link delay after it left. Nodes
+/// join one after another through a random node already in; during churn, nodes leave at random moments and as many new
+/// ones join. Everything random is seeded.
 public struct MembershipSimulation {
     /// How the network and the churn behave.
     public struct Scenario: Sendable {

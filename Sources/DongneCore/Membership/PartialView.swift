@@ -119,8 +119,8 @@ public struct PartialView: Sendable {
     /// address stays asked for the later one's answer. Keys are among ``asked``'s.
     private var laterRequests: [PeerAddress: Int] = [:]
     /// Asked addresses whose request is urgent: a joiner a walk ended at, an address the user named, a spare asked
-    /// while this node had one neighbour or none (see ``asksUrgently``). Their acceptance is taken even into a full view; an ordinary request's
-    /// is not (see ``accepted(by:)``). Members are among ``asked``'s keys.
+    /// while this node had one neighbour or none (see ``asksUrgently``). Their acceptance is taken even into a full
+    /// view; an ordinary request's is not (see ``accepted(by:)``). Members are among ``asked``'s keys.
     private var askedUrgently: Set<PeerAddress> = []
     /// When each neighbour was taken in (keys are ``active``'s).
     private var takenInAt: [PeerAddress: UInt64] = [:]
