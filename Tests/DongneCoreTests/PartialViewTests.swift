@@ -444,6 +444,73 @@ import Testing
         #expect(view.active == [Self.address(3), again[0].1])
     }
 
+    /// A hostile only neighbour ends walks here (time to live 0) at addresses that never answer, as many as the
+    /// view has places: those requests are bounded apart, and the refill's urgent request still goes; its
+    /// ordinary ones wait for room among all the requests out, so that the dials stay within the view's size.
+    @Test func walksEndingHereAtAddressesThatNeverAnswerDoNotHoldBackTheRefill() {
+        var view = Self.view(withNeighbours: [2])
+        let walkEnds = (40..<46).map(Self.address)
+        for walkEnd in walkEnds {
+            _ = view.handle(.received(.forwardJoin(walkEnd, timeToLive: 0), from: Self.address(2)), now: 0)
+        }
+        #expect(Set(view.asked.keys) == Set(walkEnds.prefix(5)), "the walks' requests are bounded by the view's size")
+        let first = Self.sends(view.handle(.discovered(Self.address(20)), now: 10))
+        #expect(first.count == 1 && first[0] == (.neighbour(urgent: true), Self.address(20)), "\(first)")
+        var asked: [(MembershipMessage, PeerAddress)] = []
+        for spare in 21..<26 { asked += Self.sends(view.handle(.discovered(Self.address(spare)), now: 20)) }
+        #expect(asked.isEmpty, "\(asked)")
+        // The walks' requests expire unanswered: the refill asks for the rest of the view, ordinarily.
+        let rest = Self.sends(view.handle(.timer, now: 2_000))
+        #expect(rest.count == 3 && rest.allSatisfy { $0.0 == .neighbour(urgent: false) }, "\(rest)")
+    }
+
+    /// A spare the refill asked that the user then names is the user's request: its refusal sets no pause.
+    @Test func aSpareTheUserNamesIsTheUsersRequestAndItsRefusalSetsNoPause() {
+        var view = Self.view(withNeighbours: [2, 3, 4, 5])
+        #expect(Self.sends(view.handle(.discovered(Self.address(20)), now: 0)).map(\.0) == [.neighbour(urgent: false)])
+        #expect(Self.sends(view.handle(.discovered(Self.address(21)), now: 0)).isEmpty, "no room left")
+        let named = Self.sends(view.handle(.reached(Self.address(20)), now: 10))
+        #expect(named.map(\.0) == [.neighbour(urgent: true)])
+        // The first refusal answers the refill's request, the second the user's (a member breaking the rule).
+        _ = view.handle(.received(.neighbourReply(accepted: false), from: Self.address(20)), now: 20)
+        let refusal = PartialView.Event.received(.neighbourReply(accepted: false), from: Self.address(20))
+        let refused = Self.sends(view.handle(refusal, now: 30))
+        #expect(refused.count == 1 && refused[0].0 == .neighbour(urgent: false), "asked again at once: \(refused)")
+    }
+
+    /// One host holds every neighbour place of a node (two, on two ports): the node asks a spare urgently, as one
+    /// with a single neighbour does, or that host would keep it from every other. Two of this machine's own
+    /// nodes (loopback) are two neighbours.
+    @Test func aNodeWhoseNeighboursAreOnOneHostAsksASpareUrgently() {
+        let oneHost = [Self.hostile(1), Self.hostile(2)]
+        var view = Self.view(size: 5, neighbours: oneHost, relying: [])
+        #expect(view.active == Set(oneHost))
+        let asked = Self.sends(view.handle(.discovered(Self.address(20)), now: 10))
+        #expect(asked.count == 1 && asked[0] == (.neighbour(urgent: true), Self.address(20)), "\(asked)")
+        let loopback = [PeerAddress(host: "127.0.0.1", port: 7_001), PeerAddress(host: "127.0.0.1", port: 7_002)]
+        var local = Self.view(size: 5, neighbours: loopback, relying: [])
+        let ordinary = Self.sends(local.handle(.discovered(Self.address(20)), now: 10))
+        #expect(ordinary.count == 1 && ordinary[0] == (.neighbour(urgent: false), Self.address(20)), "\(ordinary)")
+    }
+
+    /// Only refusals of the refill's own requests set its pace: a walk's end that refuses (a member breaking the
+    /// rule, as often as it likes) neither doubles the pause nor starts it again.
+    @Test func refusalsOfRequestsTheRefillDidNotSendLeaveItsPace() throws {
+        var view = Self.view(withNeighbours: [2, 3, 4, 5])
+        #expect(Self.sends(view.handle(.discovered(Self.address(20)), now: 0)).map(\.1) == [Self.address(20)])
+        let refused = view.handle(.received(.neighbourReply(accepted: false), from: Self.address(20)), now: 10)
+        #expect(refused.contains(.wake(at: 1_010)))
+        _ = view.handle(.received(.forwardJoin(Self.address(40), timeToLive: 0), from: Self.address(2)), now: 400)
+        #expect(view.asked.keys.contains(Self.address(40)))
+        let walkRefused = view.handle(.received(.neighbourReply(accepted: false), from: Self.address(40)), now: 500)
+        #expect(walkRefused.contains(.wake(at: 1_010)), "\(walkRefused)")
+        let next = Self.sends(view.handle(.timer, now: 1_010))
+        try #require(next.count == 1 && next[0].0 == .neighbour(urgent: false), "\(next)")
+        // The refill's second refusal in a row doubles the pause once: the walk's did not count.
+        let second = view.handle(.received(.neighbourReply(accepted: false), from: next[0].1), now: 1_100)
+        #expect(second.contains(.wake(at: 3_100)), "\(second)")
+    }
+
     @Test func aShuffleSendsASampleAndTheWalksEndAnswersWithAsManySparesTheOriginCounted() {
         var settings = Self.quiet
         settings.shuffleInterval = 1_000
@@ -504,12 +571,25 @@ import Testing
                 case 7: .onlyNeighbour(step % 16 == 7)
                 default: .shuffleReply(many)
                 }
-            let directives = view.handle(.received(message, from: from), now: UInt64(step))
-            for (sent, _) in Self.sends(directives) {
-                switch sent {
-                case .forwardJoin(_, let timeToLive), .shuffle(_, let timeToLive, _): #expect(timeToLive <= settings.activeWalkLength)
-                case .shuffleReply(let addresses): #expect(addresses.count <= settings.sampleSize)
-                case .join, .neighbour, .neighbourReply, .disconnect, .onlyNeighbour: break
+            var events = [view.handle(.received(message, from: from), now: UInt64(step))]
+            // Answers, failures and time: requests end every way they can.
+            let asked = view.asked.keys.sorted().randomElement(using: &generator) ?? many[4]
+            let lost = Self.address(Int.random(in: 2...6, using: &generator))
+            let next: PartialView.Event =
+                switch step % 16 {
+                case 0: .received(.neighbourReply(accepted: step % 32 == 0), from: asked)
+                case 1: .unreachable(step % 32 == 1 ? asked : many[4])
+                default: step % 64 == 3 ? .lost(lost) : .timer
+                }
+            events.append(view.handle(next, now: UInt64(step)))
+            for directives in events {
+                for (sent, _) in Self.sends(directives) {
+                    switch sent {
+                    case .forwardJoin(_, let timeToLive), .shuffle(_, let timeToLive, _):
+                        #expect(timeToLive <= settings.activeWalkLength)
+                    case .shuffleReply(let addresses): #expect(addresses.count <= settings.sampleSize)
+                    case .join, .neighbour, .neighbourReply, .disconnect, .onlyNeighbour: break
+                    }
                 }
             }
             #expect(view.active.count <= settings.activeSize && view.passive.count <= settings.passiveSize)
@@ -518,8 +598,12 @@ import Testing
             #expect(Dictionary(grouping: view.passive, by: \.host).values.allSatisfy { $0.count <= settings.sparesPerHost })
             #expect(!view.active.contains(Self.me) && !view.passive.contains(Self.me))
             #expect(view.active.isDisjoint(with: view.passive))
-            #expect(view.asked.count <= settings.activeSize)
-            #expect(Self.sends(directives).count { $0.0 == .neighbour(urgent: true) } <= 1)
+            // The walks' ends and the refill's spares are asked within the view's size each.
+            #expect(view.asked.count <= 2 * settings.activeSize)
+            // A walk's end, and one spare of the refill's at a time.
+            for directives in events {
+                #expect(Self.sends(directives).count { $0.0 == .neighbour(urgent: true) } <= 2)
+            }
         }
     }
 

@@ -12,9 +12,15 @@
 ///   ``MembershipMessage/onlyNeighbour(_:)`` (true; false once it has another), and a view that makes room drops
 ///   a neighbour that did not say so (at most one address per host counts as having said so).
 /// - A node below its active size asks spares, one at a time each, to be its neighbour; a request is urgent when
-///   it has one neighbour or none (the paper: none), and an urgent request is never refused. A node kept at one
-///   neighbour, its ordinary requests refused by full spares, is cut off the moment that one leaves; and two
-///   nodes that are each other's only neighbour, neither dropping the other, would be an island for good.
+///   its neighbours are on one host or none (the paper: when it has none), and an urgent request is never
+///   refused. A node kept at one neighbour, its ordinary requests refused by full spares, is cut off the moment
+///   that one leaves; two nodes that are each other's only neighbour, neither dropping the other, would be an
+///   island for good; and one host holding all of a node's neighbour places (on two ports, its cap) would keep
+///   it from every other host.
+///   A walk's end is asked on a neighbour's word (an address the user named, on the user's): only the spares
+///   the refill asks set its pace and hold its one urgent request, which those other requests never hold back.
+///   A neighbour ending walks here at addresses that never answer (or refuse) would otherwise keep the refill
+///   from asking anyone, its only neighbour for good.
 /// - Every ``Settings/shuffleInterval`` a node sends a sample of itself, its neighbours and its spares on a
 ///   random walk; where the walk ends, the receiver answers with as many of its spares (the origin counted),
 ///   and both keep what they got, evicting what they sent first.
@@ -53,11 +59,12 @@ public struct PartialView: Sendable {
         /// Milliseconds a neighbour request waits for its answer before the spare counts as unreachable.
         public var replyDeadline: UInt64 = 2_000
         /// Milliseconds a node below its active size waits after a refused request before it asks again; while
-        /// it has two neighbours or more, twice as long after each refusal in a row, up to 32 times as long,
-        /// until a neighbour accepts or is lost.
+        /// its neighbours are on two hosts or more, twice as long after each refusal in a row, up to 32 times as
+        /// long, until a neighbour accepts or is lost.
         /// Every request opens a session where none is, so a node that cannot fill its view (its spares are
-        /// all full) must not keep opening one a second. A node with one neighbour or none asks urgently, which
-        /// a member never refuses: only members that break the rule make it ask again, once a pause.
+        /// all full) must not keep opening one a second. A node whose neighbours are on one host or none asks
+        /// urgently, which a member never refuses: only members that break the rule make it ask again, once a
+        /// pause.
         public var refillPause: UInt64 = 1_000
         /// Neighbour places (neighbours and requests waiting for their answer) one host may hold, whatever ports
         /// it names (at least 1: a smaller number counts as 1).
@@ -112,16 +119,20 @@ public struct PartialView: Sendable {
     public private(set) var active: Set<PeerAddress> = []
     /// The spares.
     public private(set) var passive: Set<PeerAddress> = []
-    /// Spares asked to be neighbours, with the time their answer is due.
+    /// Addresses asked to be neighbours (spares the refill chose, walks' ends, addresses the user named), with
+    /// the time their answer is due.
     public private(set) var asked: [PeerAddress: UInt64] = [:]
     /// Requests out to an asked address beyond its first (an address the user named, asked urgently while an
     /// ordinary request to it was out): its answers come in order, so a refusal answers an earlier one and the
     /// address stays asked for the later one's answer. Keys are among ``asked``'s.
     private var laterRequests: [PeerAddress: Int] = [:]
     /// Asked addresses whose request is urgent: a joiner a walk ended at, an address the user named, a spare asked
-    /// while this node had one neighbour or none (see ``asksUrgently``). Their acceptance is taken even into a full
-    /// view; an ordinary request's is not (see ``accepted(by:)``). Members are among ``asked``'s keys.
+    /// while this node's neighbours were on one host or none (see ``asksUrgently``). Their acceptance is taken even
+    /// into a full view; an ordinary request's is not (see ``accepted(by:)``). Members are among ``asked``'s keys.
     private var askedUrgently: Set<PeerAddress> = []
+    /// Asked addresses that the refill chose among the spares (the others are walks' ends and addresses the user
+    /// named). Members are among ``asked``'s keys.
+    private var askedByRefill: Set<PeerAddress> = []
     /// When each neighbour was taken in (keys are ``active``'s).
     private var takenInAt: [PeerAddress: UInt64] = [:]
     /// Neighbours that said this node is their only neighbour (pruned to ``active`` whenever one is taken in).
@@ -181,6 +192,7 @@ public struct PartialView: Sendable {
         if asked[named] != nil { laterRequests[named, default: 0] += 1 }
         asked[named] = now + settings.replyDeadline
         askedUrgently.insert(named)
+        askedByRefill.remove(named)  // the user's request now, which sets no pace
         output.append(.send(.neighbour(urgent: true), to: named))
     }
 
@@ -207,9 +219,9 @@ public struct PartialView: Sendable {
             if accepted {
                 self.accepted(by: sender)
             } else {
-                let urgent = askedUrgently.contains(sender)
+                let (urgent, byRefill) = (askedUrgently.contains(sender), askedByRefill.contains(sender))
                 forgetRequest(to: sender)
-                refused(urgent: urgent)
+                if byRefill { refused(urgent: urgent) }
             }
         case .disconnect:
             guard active.remove(sender) != nil else { return }
@@ -258,14 +270,14 @@ public struct PartialView: Sendable {
         addToActive(sender)
     }
 
-    /// A request was refused. A node with two neighbours or more waits a pause, twice as long after each refusal
-    /// in a row. A node with one or none asks again at once when the refused request was ordinary and no urgent
-    /// one is out (a neighbour went while the request was on its way: the next one is urgent, which a member
-    /// never refuses), and else every pause (a refused urgent request came from a node that breaks the rule:
-    /// asking it again at once would let it set the pace).
+    /// A request of the refill was refused. A node whose neighbours are on two hosts or more waits a pause, twice as
+    /// long after each refusal in a row. One whose neighbours are on one host or none asks again at once when the
+    /// refused request was ordinary and no urgent one of the refill is out (a neighbour went while the request was on
+    /// its way: the next one is urgent, which a member never refuses), and else every pause (a refused urgent request
+    /// came from a node that breaks the rule: asking it again at once would let it set the pace).
     private mutating func refused(urgent: Bool) {
         if asksUrgently {
-            nextRefill = !urgent && askedUrgently.isEmpty ? now : now + settings.refillPause
+            nextRefill = !urgent && !refillAskedUrgently ? now : now + settings.refillPause
         } else {
             nextRefill = now + (settings.refillPause << min(refusedInARow, 5))
         }
@@ -285,12 +297,12 @@ public struct PartialView: Sendable {
     private mutating func forwardJoin(_ joiner: PeerAddress, timeToLive: Int, from sender: PeerAddress) {
         guard joiner != ownAddress else { return }
         if timeToLive <= 0 || active.count <= 1 {
-            if !active.contains(joiner) { ask(joiner, urgent: true) }
+            if !active.contains(joiner) { ask(joiner, urgent: true, byRefill: false) }
             return
         }
         if timeToLive == settings.passiveWalkLength { addToPassive(joiner) }
         guard let next = randomElement(of: active.subtracting([sender, joiner])) else {
-            if !active.contains(joiner) { ask(joiner, urgent: true) }
+            if !active.contains(joiner) { ask(joiner, urgent: true, byRefill: false) }
             return
         }
         output.append(.send(.forwardJoin(joiner, timeToLive: timeToLive - 1), to: next))
@@ -323,8 +335,8 @@ public struct PartialView: Sendable {
     private mutating func unreachable(_ address: PeerAddress) {
         passive.remove(address)
         if asked[address] != nil {
+            if askedByRefill.contains(address) { nextRefill = now }
             forgetRequest(to: address)
-            nextRefill = now
         }
         if active.remove(address) != nil {
             output.append(.drop(address))
@@ -359,23 +371,42 @@ public struct PartialView: Sendable {
     /// Below its active size, the node asks spares (one request per spare at a time) to be neighbours.
     private mutating func refill() {
         guard nextRefill <= now else { return }
-        while active.count + asked.count < settings.activeSize, let spare = randomElement(of: sparesToAsk) {
-            // Only one request at a time is urgent (one more neighbour is enough); each forces a room.
-            ask(spare, urgent: asksUrgently && askedUrgently.isEmpty)
+        while refillHasRoom, let spare = randomElement(of: sparesToAsk) {
+            // Only one of its requests at a time is urgent (one more neighbour is enough); each forces a room.
+            ask(spare, urgent: asksUrgently && !refillAskedUrgently, byRefill: true)
         }
     }
 
-    /// Whether this node's requests are urgent: it has one neighbour or none. Full spares refuse ordinary
-    /// requests, so a node with one neighbour could stay at one for as long as every spare is full (its pause
-    /// growing to 32 s), cut off the moment that neighbour leaves, until a new session with a spare is up; and
-    /// two nodes that are each other's only neighbour, neither dropping the other, would stay an island.
-    private var asksUrgently: Bool { active.count <= 1 }
+    /// Whether the refill may ask one more spare: the view has room beside the neighbours and every request out
+    /// (walks' ends too, so that requests, and the dials they open, stay within the view's size), or the refill's
+    /// one urgent request is due, which no other request holds back.
+    private var refillHasRoom: Bool {
+        guard active.count + askedByRefill.count < settings.activeSize else { return false }
+        return active.count + asked.count < settings.activeSize || (asksUrgently && !refillAskedUrgently)
+    }
 
-    private mutating func ask(_ address: PeerAddress, urgent: Bool) {
-        // Bounded: walks a neighbour ends at will cannot grow the requests (nor the connections they open).
-        guard asked[address] == nil, asked.count < settings.activeSize, hasNeighbourRoom(address) else { return }
+    /// Whether one of the refill's requests out is urgent.
+    private var refillAskedUrgently: Bool { !askedUrgently.isDisjoint(with: askedByRefill) }
+
+    /// Whether this node's requests are urgent: its neighbours are on one host or none (loopback addresses, this
+    /// machine's own nodes, each count as one). Full spares refuse ordinary requests, so a node with one
+    /// neighbour could stay at one for as long as every spare is full (its pause growing to 32 s), cut off the
+    /// moment that neighbour leaves, until a new session with a spare is up; two nodes that are each other's only
+    /// neighbour, neither dropping the other, would stay an island; and one host on two ports (ports cost it
+    /// nothing) would hold both places of a node and keep it from every other host.
+    private var asksUrgently: Bool {
+        guard let first = active.first else { return true }
+        return active.allSatisfy { $0 == first || (isCapped($0) && isCapped(first) && $0.host == first.host) }
+    }
+
+    private mutating func ask(_ address: PeerAddress, urgent: Bool, byRefill: Bool) {
+        guard asked[address] == nil, hasNeighbourRoom(address) else { return }
+        // Bounded: walks a neighbour ends at will cannot grow the requests (nor the connections they open) beyond
+        // the view's size, nor take the room of the refill's own, which the view's room bounds.
+        guard byRefill || asked.count - askedByRefill.count < settings.activeSize else { return }
         asked[address] = now + settings.replyDeadline
         if urgent { askedUrgently.insert(address) }
+        if byRefill { askedByRefill.insert(address) }
         output.append(.send(.neighbour(urgent: urgent), to: address))
     }
 
@@ -383,6 +414,7 @@ public struct PartialView: Sendable {
         asked[address] = nil
         laterRequests[address] = nil
         askedUrgently.remove(address)
+        askedByRefill.remove(address)
     }
 
     private mutating func addToActive(_ address: PeerAddress) {
@@ -482,7 +514,7 @@ public struct PartialView: Sendable {
     private var nextWake: UInt64 {
         var earliest = nextShuffle ?? UInt64.max
         if let due = asked.values.min() { earliest = min(earliest, due) }
-        if active.count + asked.count < settings.activeSize, !sparesToAsk.isEmpty {
+        if refillHasRoom, !sparesToAsk.isEmpty {
             earliest = min(earliest, max(nextRefill, now))
         }
         return earliest
