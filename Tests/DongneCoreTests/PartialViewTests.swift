@@ -488,9 +488,11 @@ import Testing
         let asked = Self.sends(view.handle(.discovered(Self.address(20)), now: 10))
         #expect(asked.count == 1 && asked[0] == (.neighbour(urgent: true), Self.address(20)), "\(asked)")
         let loopback = [PeerAddress(host: "127.0.0.1", port: 7_001), PeerAddress(host: "127.0.0.1", port: 7_002)]
-        var local = Self.view(size: 5, neighbours: loopback, relying: [])
-        let ordinary = Self.sends(local.handle(.discovered(Self.address(20)), now: 10))
-        #expect(ordinary.count == 1 && ordinary[0] == (.neighbour(urgent: false), Self.address(20)), "\(ordinary)")
+        for neighbours in [loopback, [loopback[0], Self.address(2)]] {
+            var view = Self.view(size: 5, neighbours: neighbours, relying: [])
+            let ordinary = Self.sends(view.handle(.discovered(Self.address(20)), now: 10))
+            #expect(ordinary.count == 1 && ordinary[0] == (.neighbour(urgent: false), Self.address(20)), "\(ordinary)")
+        }
     }
 
     /// Only refusals of the refill's own requests set its pace: a walk's end that refuses (a member breaking the
@@ -600,9 +602,10 @@ import Testing
             #expect(view.active.isDisjoint(with: view.passive))
             // The walks' ends and the refill's spares are asked within the view's size each.
             #expect(view.asked.count <= 2 * settings.activeSize)
-            // A walk's end, and one spare of the refill's at a time.
+            // Urgent requests: to a walk's end, and to one spare of the refill's at a time.
+            let walkEnd: PeerAddress? = if case .forwardJoin(let joiner, _) = message { joiner } else { nil }
             for directives in events {
-                #expect(Self.sends(directives).count { $0.0 == .neighbour(urgent: true) } <= 2)
+                #expect(Self.sends(directives).count { $0.0 == .neighbour(urgent: true) && $0.1 != walkEnd } <= 1)
             }
         }
     }

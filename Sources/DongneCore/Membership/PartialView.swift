@@ -373,7 +373,7 @@ public struct PartialView: Sendable {
         guard nextRefill <= now else { return }
         while refillHasRoom, let spare = randomElement(of: sparesToAsk) {
             // Only one of its requests at a time is urgent (one more neighbour is enough); each forces a room.
-            ask(spare, urgent: asksUrgently && !refillAskedUrgently, byRefill: true)
+            guard ask(spare, urgent: asksUrgently && !refillAskedUrgently, byRefill: true) else { break }
         }
     }
 
@@ -399,15 +399,19 @@ public struct PartialView: Sendable {
         return active.allSatisfy { $0 == first || (isCapped($0) && isCapped(first) && $0.host == first.host) }
     }
 
-    private mutating func ask(_ address: PeerAddress, urgent: Bool, byRefill: Bool) {
-        guard asked[address] == nil, hasNeighbourRoom(address) else { return }
+    /// Asks `address` to be a neighbour, unless it is asked already, its host has no place left, or (a walk's
+    /// end) the walks' requests are at their bound; whether it was asked.
+    @discardableResult
+    private mutating func ask(_ address: PeerAddress, urgent: Bool, byRefill: Bool) -> Bool {
+        guard asked[address] == nil, hasNeighbourRoom(address) else { return false }
         // Bounded: walks a neighbour ends at will cannot grow the requests (nor the connections they open) beyond
         // the view's size, nor take the room of the refill's own, which the view's room bounds.
-        guard byRefill || asked.count - askedByRefill.count < settings.activeSize else { return }
+        guard byRefill || asked.count - askedByRefill.count < settings.activeSize else { return false }
         asked[address] = now + settings.replyDeadline
         if urgent { askedUrgently.insert(address) }
         if byRefill { askedByRefill.insert(address) }
         output.append(.send(.neighbour(urgent: urgent), to: address))
+        return true
     }
 
     private mutating func forgetRequest(to address: PeerAddress) {
