@@ -194,6 +194,23 @@ import Testing
         #expect(pair.ends[0].handle(.queueLength(0, of: PeerID(1))).isEmpty, "all 3,000 offered")
     }
 
+    /// An anti-entropy round that runs while a catch-up goes on (another session's end brings one forward) finds
+    /// everything not yet stored missing: it offers none of what is still to be offered or on its way, since a
+    /// document offered twice is sent twice once the first copy is acknowledged.
+    @Test func aRoundDuringACatchUpOffersNothingStillToBeOfferedOrOnItsWay() {
+        var pair = Pair(stores: [Self.items(0..<3_000), []])
+        pair.deliversOffers = false
+        pair.run(pair.ends[0].handle(.peerChannels(PeerID(1), theirs: [Self.channel], joined: [Self.channel])), at: 0)
+        #expect(pair.offered[0].count == ReconciliationInstance.chunk)
+        // The first chunk arrives and is stored; the rest is still to be offered when the round runs.
+        pair.stores[1] = Array(Self.items(0..<3_000).filter { Set(pair.offered[0].map(\.bytes)).contains($0.id) })
+        pair.run(pair.ends[0].handle(.start(Self.channel, with: PeerID(1))), at: 0)
+        #expect(pair.offered[0].count == ReconciliationInstance.chunk, "the round offered nothing more")
+        // The queue drains: the rest goes once each, and nothing twice.
+        for _ in 0..<3 { pair.run(pair.ends[0].handle(.queueLength(0, of: PeerID(1))), at: 0) }
+        #expect(pair.offered[0].count == 3_000 && Set(pair.offered[0]).count == 3_000)
+    }
+
     @Test func onlySharedChannelsAreReconciledAndOnlyOnceAtATime() {
         var end = ReconciliationInstance()
         let other = try! ChannelName(normalizing: "부산광역시").id

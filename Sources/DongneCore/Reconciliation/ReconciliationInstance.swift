@@ -68,6 +68,8 @@ public struct ReconciliationInstance: Sendable {
     /// Reconciliations asked for whose items are being loaded.
     private var starting: [PeerID: Set<ChannelID>] = [:]
     private var toOffer: [PeerID: [DocumentID]] = [:]
+    /// The ids in ``toOffer``, per peer, to find them without walking the list.
+    private var offering: [PeerID: Set<DocumentID>] = [:]
     /// Peers whose last chunk may still fill their gossip queue: the next waits for ``Event/queueLength(_:of:)``.
     private var awaitingRoom: Set<PeerID> = []
     /// Per peer, the offered documents it has not acknowledged yet.
@@ -137,6 +139,7 @@ public struct ReconciliationInstance: Sendable {
             running[peer] = nil
             starting[peer] = nil
             toOffer[peer] = nil
+            offering[peer] = nil
             awaitingRoom.remove(peer)
             undelivered[peer] = nil
             owedReconciled[peer] = nil
@@ -237,9 +240,13 @@ public struct ReconciliationInstance: Sendable {
             requesting[peer]?[channel] = allowed - missing.count
             if !missing.isEmpty { directives.append(.send(.request(missing), to: peer)) }
         }
-        let lacking = have.compactMap(DocumentID.init)
+        // Not what is still to be offered or on its way: a round that runs while a catch-up goes on (another
+        // session's end brings it forward) finds all of that missing, and offered twice, a document delivered
+        // meanwhile would be sent again.
+        let lacking = have.compactMap(DocumentID.init).filter { !isOffered($0, to: peer) }
         if !lacking.isEmpty {
             toOffer[peer, default: []] += lacking
+            offering[peer, default: []].formUnion(lacking)
             directives += offerMore(to: peer)
         }
         // An initiator with nothing in the channel has nothing to offer, and it asks for nothing beyond the first
@@ -264,6 +271,11 @@ public struct ReconciliationInstance: Sendable {
         return owed.map { .send(.reconciled($0), to: peer) }
     }
 
+    /// Whether `id` is still to be offered to `peer`, or offered and not acknowledged yet.
+    private func isOffered(_ id: DocumentID, to peer: PeerID) -> Bool {
+        offering[peer]?.contains(id) == true || undelivered[peer]?.contains(id) == true
+    }
+
     /// The next chunk of documents the peer lacks, unless the last one may still be queued.
     private mutating func offerMore(to peer: PeerID) -> [Directive] {
         guard !awaitingRoom.contains(peer), var queue = toOffer[peer], !queue.isEmpty else { return [] }
@@ -271,6 +283,8 @@ public struct ReconciliationInstance: Sendable {
         let chunk = Array(queue.prefix(Self.chunk))
         queue.removeFirst(chunk.count)
         toOffer[peer] = queue.isEmpty ? nil : queue
+        offering[peer]?.subtract(chunk)
+        if offering[peer]?.isEmpty == true { offering[peer] = nil }
         undelivered[peer, default: []].formUnion(chunk)
         return [.offer(chunk, to: peer)]
     }
