@@ -20,7 +20,7 @@ extension PeerInstance {
             // Each makes this node load a channel's items: the host's budget first.
             guard withinBudget(\.reconciliations, on: id) else { return }
             follow(reconciliation.handle(.received(message, from: id)))
-        case .request(let ids):
+        case .request:
             // Each makes this node read documents and hold them until acknowledged: bounded both ways. A request
             // while the session holds too many is ignored without counting against the peer (an honest anti-entropy
             // round may ask while a catch-up is on its way); its token is spent all the same.
