@@ -225,7 +225,8 @@ import Testing
     /// peer sent before it heard `disconnect` lands, where the session closed at once lost it, while the peer named
     /// this node as reached in its batches to others (the forty-node churn run's slowest arrivals, 1.6–1.8 s, came
     /// that way). What waited for the peer leaves ahead of the `disconnect`, nothing new goes to it, and a peer
-    /// that never ends the session hears goodbye after the reply deadline.
+    /// that never ends the session hears goodbye after the reply deadline. It shows as gone at once: a node that
+    /// showed it until its session ended showed six neighbours for a moment (a thirty-host CI run caught one).
     @Test func aNeighbourThisNodeLetsGoKeepsItsSessionUntilThePeerEndsIt() throws {
         var core = Self.listening()
         let size = PartialView.Settings().activeSize
@@ -252,14 +253,20 @@ import Testing
             Issue.record("no batch before the disconnect: \(onDropped)")
         }
         #expect(Core.goodbyes(full).isEmpty, "the session stays until the peer ends it")
+        let shown = Self.notices(full).map { notice -> String in
+            if case .left(let link, _) = notice, link.peer == keys[Int(dropped) - 1].publicKey { return "left dropped" }
+            if case .joined(let link) = notice, link.peer == keys[size].publicKey { return "joined new" }
+            return "\(notice)"
+        }
+        #expect(shown == ["left dropped", "joined new"], "the peer let go shows as gone before the new one joins")
         let theirs = Core.document(by: keys[Int(dropped) - 1], "sent before it heard")
         let landed = core.handle(Core.message(Core.batch([theirs]), on: dropped), now: 4)
         #expect(landed.contains { if case .check(let documents, PeerID(dropped), _) = $0 { documents == [theirs] } else { false } })
         let told = core.handle(Core.message(.channels([Core.channel, Core.other]), on: dropped), now: 4)
         #expect(!told.contains { if case .loadItems = $0 { true } else { false } }, "a peer let go starts nothing new")
-        var early = core  // the peer ends the session as it hears: it shows as gone, and hears no goodbye
+        var early = core  // the peer ends the session as it hears: it hears no goodbye, and is not shown gone twice
         let ended = early.handle(.closed(PeerID(dropped), reason: "connection closed"), now: 5)
-        #expect(Core.goodbyes(ended).isEmpty && Self.notices(ended).count == 1)
+        #expect(Core.goodbyes(ended).isEmpty && Self.notices(ended).isEmpty)
         let later = Core.document(by: Core.sorted[0], "after the disconnect")
         let pushed = core.handle(.published(GossipDocument(id: later.id, bytes: later.bytes), channel: Core.channel), now: 5)
             + core.handle(.timer, now: 200)
@@ -358,24 +365,31 @@ import Testing
         #expect(Core.goodbyes(core.handle(.timer, now: 5_000)).isEmpty && core.sessions.count == 1)
     }
 
-    /// A member's first message, `listening`, can come only after the handshake: a handshake that took longer than
-    /// the wait (a busy machine) does not make the peer taken for no member, shown as joined and told this node's
-    /// channels before it could say it (the 30-host LAN once showed a node with six peers that way).
-    @Test func aSlowHandshakeDoesNotMakeAMemberTakenForNone() {
+    /// A member's first message is `listening`; a peer that keeps no views says something else first. A peer that
+    /// opened a session and has said nothing is neither, however long it is silent: it does not show as joined
+    /// until its first message says which it is. Judged by a wait (silent 1 s after its handshake: none), a busy
+    /// node that read a member's `listening` late showed it as a sixth neighbour (the 30-host LAN, in CI and in 2
+    /// of 5 runs here). Silent 1 s after its handshake, it is told this node's channels: a client may wait for them.
+    @Test func aSilentPeerIsTakenForNoMemberOnlyOnceItSaysSo() {
         var core = Self.listening()
+        let channels = GossipMessage.channels([Core.channel])
         _ = core.handle(.opened(PeerID(1), remote: PeerAddress(host: "10.0.0.3", port: 50_000), dialled: nil), now: 0)
         let established = core.handle(.established(PeerID(1), peer: Core.sorted[2].publicKey, handshakeHash: [1]), now: 1_500)
-        #expect(Self.notices(established).isEmpty && !Self.sent(established, on: 1).contains(.channels([Core.channel])))
-        _ = core.handle(Core.message(.listening(port: Self.port), on: 1), now: 1_510)
-        #expect(core.joinedPeers.isEmpty, "a member, not a neighbour: not shown")
-        // A peer silent for the wait after its handshake is none, as before.
-        _ = core.handle(.opened(PeerID(2), remote: PeerAddress(host: "10.0.0.4", port: 50_000), dialled: nil), now: 2_000)
-        _ = core.handle(.established(PeerID(2), peer: Core.sorted[3].publicKey, handshakeHash: [2]), now: 3_500)
-        var shown: [UInt64] = []
-        for now in stride(from: UInt64(3_600), through: 6_000, by: 100) where !Self.notices(core.handle(.timer, now: now)).isEmpty {
-            shown.append(now)
+        #expect(Self.notices(established).isEmpty && !Self.sent(established, on: 1).contains(channels))
+        var told: [UInt64] = []
+        for now in stride(from: UInt64(1_600), through: 5_000, by: 100) {
+            let directives = core.handle(.timer, now: now)
+            #expect(Self.notices(directives).isEmpty, "silent: not shown at \(now)")
+            if Self.sent(directives, on: 1).contains(channels) { told.append(now) }
         }
-        #expect(shown.count == 1 && shown[0] >= 4_500, "silent 1 s after its handshake: no member, shown: \(shown)")
+        #expect(told.count == 1 && told[0] >= 2_500, "told the channels once, 1 s after its handshake: \(told)")
+        _ = core.handle(Core.message(.listening(port: Self.port), on: 1), now: 5_010)
+        #expect(core.joinedPeers.isEmpty, "a member, not a neighbour: not shown")
+        // A peer whose first word is not a membership message is none: it shows at once, and is told the channels.
+        _ = core.handle(.opened(PeerID(2), remote: PeerAddress(host: "10.0.0.4", port: 50_000), dialled: nil), now: 5_000)
+        _ = core.handle(.established(PeerID(2), peer: Core.sorted[3].publicKey, handshakeHash: [2]), now: 5_000)
+        let spoke = core.handle(Core.message(channels, on: 2), now: 5_100)
+        #expect(Self.notices(spoke).count == 1 && Self.sent(spoke, on: 2).contains(channels))
     }
 
     @Test func twoNodesThatDialEachOtherAtOnceKeepOneSessionAndWhatWaitedGoesOverIt() throws {

@@ -89,6 +89,17 @@ class Lan:
                 connected.discard(line["author"])
         return connected
 
+    def most_peers(self, host):
+        """The most identities `host` showed as joined at once, replaying all its joined and left lines."""
+        connected, most = set(), 0
+        for line in self.lines(host):
+            if line.get("event") == "peer-joined":
+                connected.add(line["author"])
+                most = max(most, len(connected))
+            elif line.get("event") == "peer-left":
+                connected.discard(line["author"])
+        return most
+
     def texts(self, host):
         """The texts `host` printed as they arrived (its screen: the last page and what is new after it)."""
         return {line["text"] for line in self.lines(host) if line.get("event") == "message"}

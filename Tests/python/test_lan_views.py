@@ -85,16 +85,29 @@ def test_thirty_hosts_hold_their_active_view_of_sessions_and_every_message_reach
     refused_itself = sum(
         1 for host in hosts for line in lan.lines(host) if "itself" in line.get("reason", "")
     )
+    # Not only at the samples: replayed line by line, from the first start, no node ever showed more.
+    most = {host: lan.most_peers(host) for host in hosts}
     print(
         f"30 hosts: one overlay {joined:.1f} s after the first start; over 20 s, neighbours per node mean "
         f"{statistics.mean(shown):.2f}, most {max(shown)}; TCP sessions per node mean {statistics.mean(held):.2f}, "
         f"most {max(held)}, above {ACTIVE_VIEW} in {above} of {len(held)} samples; {changes} joined or left lines "
-        f"in all; {refused_itself} dials of a node's own address"
+        f"in all; {refused_itself} dials of a node's own address; most neighbours a node ever showed at once "
+        f"{max(most.values())}"
     )
     # A settled overlay keeps its neighbours: shuffles change spares, not sessions.
     assert changes <= len(hosts), "neighbours do not come and go"
     assert refused_itself <= len(hosts), "a node dials its own address at most once"  # once per address: forgotten
     assert max(shown) <= ACTIVE_VIEW, "no node shows more neighbours than its active view"
+    over = {
+        host: [
+            (line["event"], host_of.get(line["author"]), "to" if line.get("outbound") else "from", line.get("reason", ""))
+            for line in lan.lines(host)
+            if line.get("event") in ("peer-joined", "peer-left")
+        ]
+        for host, count in most.items()
+        if count > ACTIVE_VIEW
+    }
+    assert not over, f"nodes that showed more neighbours than their active view, with their joined and left lines: {over}"
     assert statistics.mean(held) <= ACTIVE_VIEW, "the sessions a node holds are its neighbours'"
     # Beside its neighbours, a node may hold for a moment the sessions opened for a few membership messages: a
     # shuffle's answer dialled to its origin, a request to a spare, one in each direction. They are rare and short

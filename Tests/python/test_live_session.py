@@ -22,10 +22,11 @@ def exchange(node, peer):
     node_key = peer.handshake()
     whoami = node.wait_for(lambda line: line.get("event") == "whoami")
     assert node_key.hex() == whoami["author"], "the proof is for the node's own identity"
-    node.wait_for(lambda line: line.get("event") == "peer-joined")
 
     # The node announces its channels when the session starts and again when they change (a node that dials at
-    # start may do so before its REPL has joined the channel).
+    # start may do so before its REPL has joined the channel). A node keeping partial views tells a peer that
+    # dialled it once the peer shows it keeps none (its first message), or has said nothing for 1 s since the
+    # handshake, as this peer, which waits for the node's channels before it says its own (PROTOCOL.md §2.9).
     messages = peer.receive_gossip_until(lambda m: m[0] == 2 and channel_id(CHANNEL) in m[1])
     expected = sorted([channel_id(CHANNEL), DIRECT_SPACE])
     assert messages[-1] == [2, expected], "the node announces the channel it carries, and the direct-message space"
@@ -41,6 +42,7 @@ def exchange(node, peer):
             unsigned, _ = cbor2.loads(signed)
             assert unsigned[1] == 5 and unsigned[2] == node_key, "the node's own profile (kind 5)"
     peer.send(1, cbor2.dumps([2, [channel_id(CHANNEL)]], canonical=True))
+    node.wait_for(lambda line: line.get("event") == "peer-joined")
     # PROTOCOL.md §2.4: a message of a type above 19 is a later version's: ignored and counted, not fatal.
     peer.send(1, cbor2.dumps([99, "from a later version", {1: b"new"}], canonical=True))
     document = peer.signed_message("파이썬에서 왔어요")

@@ -216,7 +216,8 @@ extension PeerInstance {
     /// Sends `disconnect`, letting the peer go gently (unless the user named it: its session and gossip stay,
     /// whatever the views decide). What is queued for it goes first, since it hears nothing over the session
     /// after `disconnect`; then its sessions drain (`PeerLink.drainingUntil`): they stay until the peer ends them,
-    /// at most ``PartialView/Settings/replyDeadline``, so that what it sent before it heard still lands.
+    /// at most ``PartialView/Settings/replyDeadline``, so that what it sent before it heard still lands. The peer
+    /// shows as gone at once (``withdraw(_:reason:)``).
     private mutating func letGo(_ address: PeerAddress) {
         let sessions = links.keys.sorted().filter {
             links[$0]?.listening == address && links[$0]?.peer != nil && links[$0]?.drainingUntil == nil
@@ -224,7 +225,10 @@ extension PeerInstance {
         let draining = dialTargets[address] == nil ? sessions : []
         for id in draining { followGossip(gossip.handle(.draining(id))) }
         deliver(.disconnect, to: address)
-        for id in draining { links[id]?.drainingUntil = now + (view?.settings.replyDeadline ?? 0) }
+        for id in draining {
+            links[id]?.drainingUntil = now + (view?.settings.replyDeadline ?? 0)
+            withdraw(id, reason: "\(SessionError.goodbye)")
+        }
     }
 
     /// A neighbour no more: its sessions end once what was sent to them has left, unless the user named it or
@@ -252,7 +256,7 @@ extension PeerInstance {
     }
 
     /// Brings the sessions of members in line with the views. Those of a neighbour, or of an address the user
-    /// named, show as joined (and so do those of peers that turn out to be no members). Those of an address that
+    /// named, show as joined (a peer that turns out to be no member shows as it says so). Those of an address that
     /// is neither a neighbour nor asked to be one and has nothing waiting end: a session this node dialled for
     /// the views as soon as it said its part; one a member opened after ``PartialView/Settings/replyDeadline``,
     /// its exchange's time, so that views that disagree (a request answered after its deadline, say) cannot
@@ -262,11 +266,13 @@ extension PeerInstance {
         for id in links.keys.sorted() {
             guard let link = links[id], link.peer != nil else { continue }
             guard let address = link.listening else {
-                // A member says `listening` first, right after the handshake: a peer silent for longer is none. Counted
-                // from the handshake's end: on a busy machine a handshake can outlast the wait, and a member was then
-                // taken for none before its first message could come, shown as joined, and told this node's channels.
+                // A peer that opened the session and has said nothing yet is neither a member nor none: its first
+                // message tells (``route(_:from:)``). Judged by a wait (silent 1 s after its handshake: none), a busy
+                // node that read a member's `listening` late showed it as one neighbour too many. Silent that long,
+                // it is told this node's channels all the same: a client that keeps no views may wait for them
+                // before it says its own, and a member holds them until it counts this node as a neighbour.
                 let since = link.establishedAt ?? link.openedAt
-                if now - min(now, since) >= settings.livenessCheckInterval { announce(id) }
+                if now - min(now, since) >= settings.livenessCheckInterval { tellChannels(id) }
                 continue
             }
             if let until = link.drainingUntil {

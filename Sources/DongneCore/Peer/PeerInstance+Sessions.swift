@@ -65,11 +65,23 @@ extension PeerInstance {
         if !told, let summary = links[id]?.summary { output.append(.notify(.joined(summary))) }
     }
 
+    /// Tells the user that the peer of `id` left, now, while the session itself may stay a while (it drains,
+    /// ``PeerLink/drainingUntil``): the peer is no neighbour from this moment, and a node showed for a moment one
+    /// neighbour more than its active view when it let one go to take in another. Said once, by the last of the
+    /// peer's sessions that showed it.
+    mutating func withdraw(_ id: PeerID, reason: String) {
+        guard let link = links[id], link.announced, let summary = link.summary else { return }
+        links[id]?.announced = false
+        let stillShown = links.contains { $0.key != id && $0.value.peer == link.peer && $0.value.announced }
+        if !stillShown { output.append(.notify(.left(summary, reason: reason))) }
+    }
+
     /// Sends the peer this node's channels over the session, once: from then on each gossips to the other the
     /// documents of the channels both carry. With partial views only a session whose peer shows as joined (a
     /// neighbour, one the user named, or no member) is told: a session opened for a few membership messages
     /// ends soon, and a document pushed over it would be lost with it while its sender counted the peer as
-    /// reached, so that no one else sent it there (PROTOCOL.md §2.9).
+    /// reached, so that no one else sent it there (PROTOCOL.md §2.9). So is a peer silent since its handshake
+    /// (``endUnneededSessions()``): a member gossips nothing over a session before it shows this node as joined.
     mutating func tellChannels(_ id: PeerID) {
         guard let link = links[id], link.peer != nil, !link.toldChannels, link.drainingUntil == nil else { return }
         links[id]?.toldChannels = true
