@@ -48,30 +48,45 @@ struct PeerCommands: Sendable {
         }
     }
 
-    /// Lists the connected peers.
+    /// Lists the connected peers, under a count: a list, not lines that read like peers connecting now.
     func list() async {
         let peers = await node.peers()
-        if peers.isEmpty { console.write(.notice("no peers connected")) }
+        guard !peers.isEmpty else { return console.write(.notice("no peers connected")) }
+        console.write(.notice(peers.count == 1 ? "1 peer connected:" : "\(peers.count) peers connected:"))
         let names = (try? node.knownAuthors()) ?? [:]
         for peer in peers {
-            var verb = "connected"
+            var text = "  \(Self.naming(peer, names: names)), \(peer.isOutbound ? "to" : "from") \(peer.address)"
             if peer.refused > 0 || peer.rateLimited > 0 || peer.datagramsDropped > 0 {
-                verb +=
+                text +=
                     "; refused \(peer.refused) documents, slowed \(peer.rateLimited) batches,"
                     + " dropped \(peer.datagramsDropped) datagrams"
             }
-            console.write(Self.peerLine(peer, names: names, event: "peer", verb: verb))
+            console.write(Self.peerLine(peer, names: names, event: "peer", text: text))
         }
     }
 
+    /// A peer's coming or going: "peer FINGERPRINT (NAME) VERB, to|from ADDRESS".
     private static func peerLine(
         _ peer: PeerInfo, names: [PublicKey: String], event: String, verb: String,
         extra: [String: any Sendable] = [:]
     ) -> ConsoleLine {
-        let name = names[peer.identity].map(VisibleText.name) ?? "no name yet"
         let direction = peer.isOutbound ? "to" : "from"
-        return ConsoleLine(
-            text: "* peer \(peer.identity.fingerprint.short) (\(name)) \(verb), \(direction) \(peer.address)",
+        let text = "peer \(naming(peer, names: names)) \(verb), \(direction) \(peer.address)"
+        return peerLine(peer, names: names, event: event, text: text, extra: extra)
+    }
+
+    /// The peer's short fingerprint and, in brackets, the name it goes by here.
+    private static func naming(_ peer: PeerInfo, names: [PublicKey: String]) -> String {
+        "\(peer.identity.fingerprint.short) (\(names[peer.identity].map(VisibleText.name) ?? "no name yet"))"
+    }
+
+    /// A line about `peer` that reads `text` (after the notice mark), with the peer's fields for `--json`.
+    private static func peerLine(
+        _ peer: PeerInfo, names: [PublicKey: String], event: String, text: String,
+        extra: [String: any Sendable] = [:]
+    ) -> ConsoleLine {
+        ConsoleLine(
+            text: "* \(text)",
             event: event,
             fields: [
                 "fingerprint": peer.identity.fingerprint.full, "author": Hex.encode(peer.identity.bytes),

@@ -141,6 +141,18 @@ import DongneTestSupport
         #expect(await chat.terminal.waitFor { $0.last == "[서울특별시] /block 민지" }, "people's names")
     }
 
+    /// `/peers` lists who is connected under a count, in lines that do not read like someone connecting now.
+    @Test func peersListsWhoIsConnectedUnderACount() async throws {
+        let chat = try await TerminalChat()
+        defer { chat.close() }
+        #expect(await chat.terminal.waitFor { $0.contains { $0.hasPrefix("* peer ") && $0.contains("(민지) connected") } })
+        try chat.terminal.keys("/peers", enter: true)
+        #expect(await chat.terminal.waitFor { screen in
+            guard let header = screen.lastIndex(of: "* 1 peer connected:"), header + 1 < screen.count else { return false }
+            return screen[header + 1].hasPrefix("*   ") && screen[header + 1].contains(" (민지), to 127.0.0.1:")
+        }, "\((try? chat.terminal.screen()) ?? [])")
+    }
+
     @Test func thePromptCountsWhatIsUnreadElsewhereAndAMentionIsMarked() async throws {
         let chat = try await TerminalChat()
         defer { chat.close() }
