@@ -20,7 +20,8 @@
 ///   A walk's end is asked on a neighbour's word (an address the user named, on the user's): only the spares
 ///   the refill asks set its pace and hold its one urgent request, which those other requests never hold back.
 ///   A neighbour ending walks here at addresses that never answer (or refuse) would otherwise keep the refill
-///   from asking anyone, its only neighbour for good.
+///   from asking anyone, its only neighbour for good. Each neighbour has one walk's end asked at a time (the
+///   others it ends here are kept as spares), so that its walks cannot hold the places the refill has left.
 /// - Every ``Settings/shuffleInterval`` a node sends a sample of itself, its neighbours and its spares on a
 ///   random walk; where the walk ends, the receiver answers with as many of its spares (the origin counted),
 ///   and both keep what they got, evicting what they sent first.
@@ -133,6 +134,9 @@ public struct PartialView: Sendable {
     /// Asked addresses that the refill chose among the spares (the others are walks' ends and addresses the user
     /// named). Members are among ``asked``'s keys.
     private var askedByRefill: Set<PeerAddress> = []
+    /// Asked walks' ends, each with the neighbour that ended the walk here: one at a time per neighbour (see
+    /// ``walkEnded(at:by:)``). Keys are among ``asked``'s.
+    private var walkEndedBy: [PeerAddress: PeerAddress] = [:]
     /// When each neighbour was taken in (keys are ``active``'s).
     private var takenInAt: [PeerAddress: UInt64] = [:]
     /// Neighbours that said this node is their only neighbour (pruned to ``active`` whenever one is taken in).
@@ -193,6 +197,7 @@ public struct PartialView: Sendable {
         asked[named] = now + settings.replyDeadline
         askedUrgently.insert(named)
         askedByRefill.remove(named)  // the user's request now, which sets no pace
+        walkEndedBy[named] = nil  // nor holds the place of the neighbour whose walk ended at it
         output.append(.send(.neighbour(urgent: true), to: named))
     }
 
@@ -296,16 +301,22 @@ public struct PartialView: Sendable {
 
     private mutating func forwardJoin(_ joiner: PeerAddress, timeToLive: Int, from sender: PeerAddress) {
         guard joiner != ownAddress else { return }
-        if timeToLive <= 0 || active.count <= 1 {
-            if !active.contains(joiner) { ask(joiner, urgent: true, byRefill: false) }
-            return
-        }
+        if timeToLive <= 0 || active.count <= 1 { return walkEnded(at: joiner, by: sender) }
         if timeToLive == settings.passiveWalkLength { addToPassive(joiner) }
         guard let next = randomElement(of: active.subtracting([sender, joiner])) else {
-            if !active.contains(joiner) { ask(joiner, urgent: true, byRefill: false) }
-            return
+            return walkEnded(at: joiner, by: sender)
         }
         output.append(.send(.forwardJoin(joiner, timeToLive: timeToLive - 1), to: next))
+    }
+
+    /// A join's walk ended here: its joiner is asked urgently to be a neighbour, unless the neighbour that ended
+    /// the walk has one such request out already; then the joiner is kept as a spare, for the refill to ask. A
+    /// neighbour ends walks at will, at addresses that may never answer: at five at once, their requests held
+    /// every place the refill had beside a node's neighbours, and kept a node with two neighbours at two.
+    private mutating func walkEnded(at joiner: PeerAddress, by neighbour: PeerAddress) {
+        guard !active.contains(joiner) else { return }
+        guard !walkEndedBy.values.contains(neighbour) else { return addToPassive(joiner) }
+        if ask(joiner, urgent: true, byRefill: false) { walkEndedBy[joiner] = neighbour }
     }
 
     private mutating func shuffled(
@@ -419,6 +430,7 @@ public struct PartialView: Sendable {
         laterRequests[address] = nil
         askedUrgently.remove(address)
         askedByRefill.remove(address)
+        walkEndedBy[address] = nil
     }
 
     private mutating func addToActive(_ address: PeerAddress) {
