@@ -276,6 +276,62 @@ import Testing
         #expect(Core.goodbyes(core.handle(.timer, now: 3 + deadline + 1_000)) == [PeerID(dropped)])
     }
 
+    /// A peer this node dialled and let go before it said anything, whose first message is then not `listening`,
+    /// stays let go: not shown again as no member, and it hears goodbye at the reply deadline. (Taken for no
+    /// member, it showed as joined after it had shown as gone, and its session never ended.)
+    @Test func aPeerLetGoBeforeItSpokeIsNotShownAgainByWhatItSaysFirst() throws {
+        var core = Self.listening()
+        let contact = try #require(Self.findService(&core).first)
+        _ = core.handle(.opened(PeerID(1), remote: contact, dialled: contact), now: 0)
+        _ = core.handle(.established(PeerID(1), peer: Core.sorted[2].publicKey, handshakeHash: [1]), now: 0)
+        // Neighbours taken in 2.5 s later fill the view: the sixth makes room by letting the contact go.
+        let size = PartialView.Settings().activeSize
+        let keys = (1...size).map { SigningKey(seed: [UInt8](repeating: UInt8(150 + $0), count: 32))! }
+        var notices: [PeerNotice] = []
+        for (index, key) in keys.enumerated() {
+            let id = UInt64(10 + index)
+            _ = Self.accept(&core, id, from: 30 + index, key: key, at: 2_500)
+            notices += Self.notices(core.handle(Core.message(.membership(.neighbour(urgent: true)), on: id), now: 2_500))
+        }
+        #expect(notices.contains { if case .left(let link, _) = $0 { link.peer == Core.sorted[2].publicKey } else { false } })
+        let first = core.handle(Core.message(.acknowledge([]), on: 1), now: 2_600)
+        #expect(Self.notices(first).isEmpty, "not shown again: \(Self.notices(first))")
+        #expect(!core.joinedPeers.contains { $0.peer == Core.sorted[2].publicKey })
+        let deadline = 2_500 + PartialView.Settings().replyDeadline + 1
+        #expect(Core.goodbyes(core.handle(.timer, now: deadline)) == [PeerID(1)])
+    }
+
+    /// With views, every dial that is not the user's is the views', even one that opens after they gave up on it
+    /// (its wait expired, or a session to the address ended meanwhile): its peer does not show as joined unless
+    /// it is a neighbour. Taken for the user's dial, it showed as a sixth neighbour (the 30-host LAN test in CI).
+    @Test func aDialOfTheViewsThatOpensAfterTheyGaveUpOnItDoesNotShowItsPeer() throws {
+        var core = Self.listening()
+        let address = try #require(Self.findService(&core).first)
+        let late = PeerInstance.Settings().handshakeDeadline + 1_000
+        _ = core.handle(.timer, now: late)  // the join waiting for it expires: the views forget the address
+        _ = core.handle(.opened(PeerID(1), remote: address, dialled: address), now: late + 1)
+        let up = core.handle(.established(PeerID(1), peer: Core.sorted[2].publicKey, handshakeHash: [1]), now: late + 1)
+        #expect(Self.notices(up).isEmpty && core.joinedPeers.isEmpty, "\(Self.notices(up))")
+        #expect(Core.goodbyes(up) == [PeerID(1)], "no neighbour, nothing waiting: it ends")
+    }
+
+    /// A neighbour's session ends as the views drop it while a second session of the same peer has not said
+    /// `listening` yet: the peer shows as gone. Carried on by that second session, it stayed shown beside the
+    /// neighbour taken in its place.
+    @Test func aDroppedNeighboursUnnamedSecondSessionDoesNotKeepItShown() {
+        var core = Self.listening()
+        let peer = Core.sorted[2]
+        _ = Self.accept(&core, 1, from: 3, key: peer)
+        _ = core.handle(Core.message(.membership(.neighbour(urgent: true)), on: 1), now: 1)
+        #expect(core.joinedPeers.map(\.peer) == [peer.publicKey])
+        _ = core.handle(.opened(PeerID(2), remote: PeerAddress(host: "10.0.0.3", port: 50_001), dialled: nil), now: 2)
+        _ = core.handle(.established(PeerID(2), peer: peer.publicKey, handshakeHash: [2]), now: 2)
+        let dropped = core.handle(Core.message(.membership(.disconnect), on: 1), now: 3)
+        #expect(Self.notices(dropped).count == 1 && core.joinedPeers.isEmpty, "\(Self.notices(dropped))")
+        // Its `listening` names a spare: not shown again.
+        #expect(Self.notices(core.handle(Core.message(.listening(port: Self.port), on: 2), now: 4)).isEmpty)
+    }
+
     /// A peer the user named that was not up yet: the join waiting for it was dropped and the views forgot the
     /// address. Once the user's redial reaches it, this node joins through it, so that the peer counts this node
     /// as a neighbour. (Before, the peer ended the session every few seconds as one it did not need, this node
@@ -419,6 +475,7 @@ import Testing
         let peer = Core.sorted[2]
         let address = Self.address(3)
         _ = Self.accept(&core, 1, from: 3, key: peer)  // the peer's dial, the older
+        _ = core.handle(.connect(address), now: 1)  // ours: the user names the address (any dial of ours would do)
         _ = core.handle(.opened(PeerID(2), remote: address, dialled: address), now: 1)
         let ours = core.handle(.established(PeerID(2), peer: peer.publicKey, handshakeHash: [2]), now: 1)
         _ = core.handle(Core.message(.listening(port: Self.port), on: 2), now: 1)

@@ -83,9 +83,11 @@ extension PeerInstance {
     /// The first session message over a session this node dialled (for the views or the user) was not
     /// `listening`: its peer keeps no views (an older version, or one that does not listen). The session goes on
     /// as any non-member's and shows as joined; the views forget the address, and DNS-SD does not offer it again
-    /// for a while.
+    /// for a while. Not a session this node is letting go: it ends at its deadline whatever the peer says first.
     mutating func dialledNoMember(_ id: PeerID) {
-        guard view != nil, let link = links[id], let address = link.dialled, link.listening == address else { return }
+        guard view != nil, let link = links[id], link.drainingUntil == nil, let address = link.dialled,
+            link.listening == address
+        else { return }
         links[id]?.listening = nil
         announce(id)
         stopWaiting(for: address)

@@ -10,7 +10,13 @@ extension PeerInstance {
         let tokens = TokenBucket(
             capacity: settings.burst, ratePerSecond: settings.documentsPerSecond, now: now)
         links[id] = PeerLink(remote: remote, dialled: dialled, now: now, tokens: tokens)
-        if let dialled, membershipDials.remove(dialled) != nil { links[id]?.forMembership = true }
+        guard let dialled else { return }
+        // A dial of the views', whether or not the views still wait for it: with views, every dial that is not
+        // the user's is theirs. One that opened after the views gave up on it (its wait had expired, or a
+        // session to the address had ended meanwhile) was taken for the user's, and showed its peer as joined,
+        // a neighbour too many.
+        let forViews = membershipDials.remove(dialled) != nil || (view != nil && dialTargets[dialled] == nil)
+        if forViews { links[id]?.forMembership = true }
     }
 
     mutating func established(_ id: PeerID, peer: PublicKey, handshakeHash: [UInt8]) {
@@ -144,8 +150,13 @@ extension PeerInstance {
         var left = false
         if link.announced, !links.values.contains(where: { $0.peer == link.peer && $0.announced }) {
             // Another session of the peer's goes on (a duplicate settled): the user was told it joined, and it has
-            // not left. That session carries the line from now on.
-            let heir = links.keys.sorted().first { links[$0]?.peer == link.peer && links[$0]?.drainingUntil == nil }
+            // not left. That session carries the line from now on. With views, only a settled duplicate's, or one
+            // named as this one was: a neighbour's session ended as the views dropped it must not leave the peer
+            // shown through a session that has not said `listening` yet (it shows again if it is a neighbour's).
+            let heir = links.keys.sorted().first {
+                guard let other = links[$0], other.peer == link.peer, other.drainingUntil == nil else { return false }
+                return view == nil || asDuplicate || other.listening == link.listening
+            }
             if let heir {
                 links[heir]?.announced = true
                 tellChannels(heir)
