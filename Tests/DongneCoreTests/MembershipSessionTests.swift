@@ -448,6 +448,32 @@ import Testing
         #expect(Self.notices(spoke).count == 1 && Self.sent(spoke, on: 2).contains(channels))
     }
 
+    /// A member that opened a session has its membership exchange's time (``PartialView/Settings/replyDeadline``)
+    /// from the moment it named itself with `listening`, not from the connection: on a busy machine a handshake
+    /// or a first read may take longer than that, and the session was ended on `listening` before the `join`
+    /// read with it, so the joiner was refused while it counted this node as its neighbour.
+    @Test func aMemberThatNamesItselfLateStillHasItsExchangesTimeToJoin() {
+        var core = Self.listening()
+        let late = PartialView.Settings().replyDeadline + 500
+        _ = core.handle(.opened(PeerID(1), remote: PeerAddress(host: "10.0.0.3", port: 50_000), dialled: nil), now: 0)
+        _ = core.handle(.established(PeerID(1), peer: Core.sorted[2].publicKey, handshakeHash: [1]), now: late)
+        let named = core.handle(Core.message(.listening(port: Self.port), on: 1), now: late + 100)
+        #expect(Core.goodbyes(named).isEmpty && Core.closes(named).isEmpty, "named now: its exchange has begun")
+        let joined = core.handle(Core.message(.membership(.join), on: 1), now: late + 100)
+        #expect(Self.notices(joined).count == 1 && core.joinedPeers.map(\.peer) == [Core.sorted[2].publicKey])
+        // Named and silent on membership for the exchange's time: its session ends (here it is a neighbour: stays).
+        _ = core.handle(.opened(PeerID(2), remote: PeerAddress(host: "10.0.0.4", port: 50_000), dialled: nil), now: late)
+        _ = core.handle(.established(PeerID(2), peer: Core.sorted[3].publicKey, handshakeHash: [2]), now: late)
+        _ = core.handle(Core.message(.listening(port: Self.port), on: 2), now: late + 200)
+        // The liveness checks (once a second) end it: none before its time, one within a check after.
+        let deadline = late + 200 + PartialView.Settings().replyDeadline
+        let within = stride(from: late + 300, to: deadline, by: 100).flatMap { core.handle(.timer, now: $0) }
+        #expect(Core.goodbyes(within).isEmpty)
+        let check = PeerInstance.Settings().livenessCheckInterval
+        let after = stride(from: deadline, through: deadline + check, by: 100).flatMap { core.handle(.timer, now: $0) }
+        #expect(Core.goodbyes(after) == [PeerID(2)], "neither a neighbour nor asked: it ends")
+    }
+
     @Test func twoNodesThatDialEachOtherAtOnceKeepOneSessionAndWhatWaitedGoesOverIt() throws {
         var core = Self.listening()  // sorted[1]: larger than the peer, so its own dial is the one that goes
         let peer = Core.sorted[0]

@@ -139,6 +139,15 @@ final class NodeProcess: @unchecked Sendable {
 
     var lines: [[String: Any]] { lock.withLock { received } }
 
+    /// What it printed, an event (or a message's text) per line: for a failing wait to say what happened.
+    var events: String {
+        lines.map { line in
+            let what = line["event"] as? String ?? line["text"].map { "text \($0)" } ?? "?"
+            let detail = ["reason", "message", "address"].compactMap { line[$0] as? String }.joined(separator: " ")
+            return detail.isEmpty ? what : "\(what) (\(detail))"
+        }.joined(separator: ", ")
+    }
+
     /// The process's id.
     var pid: Int32 { process.processIdentifier }
 

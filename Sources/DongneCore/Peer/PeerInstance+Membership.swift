@@ -68,6 +68,7 @@ extension PeerInstance {
         guard view != nil, let link = links[id], link.listening == nil else { return }
         let address = PeerAddress(host: link.remote.host, port: port)
         links[id]?.listening = address
+        links[id]?.namedAt = now
         sendWaiting(to: address)
         endUnneededSessions()
     }
@@ -260,9 +261,11 @@ extension PeerInstance {
     /// Brings the sessions of members in line with the views. Those of a neighbour, or of an address the user
     /// named, show as joined (a peer that turns out to be no member shows as it says so). Those of an address that
     /// is neither a neighbour nor asked to be one and has nothing waiting end: a session this node dialled for
-    /// the views as soon as it said its part; one a member opened after ``PartialView/Settings/replyDeadline``,
-    /// its exchange's time, so that views that disagree (a request answered after its deadline, say) cannot
-    /// hold a session open that neither side counts.
+    /// the views as soon as it said its part; one a member opened ``PartialView/Settings/replyDeadline`` (its
+    /// exchange's time) after it named itself, so that views that disagree (a request answered after its
+    /// deadline, say) cannot hold a session open that neither side counts. Counted from the connection instead,
+    /// a busy node ended a joiner's session on its `listening` when the handshake had taken that long, before
+    /// reading the `join` that came with it.
     mutating func endUnneededSessions() {
         guard let membership = view else { return }
         for id in links.keys.sorted() {
@@ -288,7 +291,7 @@ extension PeerInstance {
                 continue
             }
             guard membership.asked[address] == nil, waiting[address] == nil,
-                link.forMembership || now - min(now, link.openedAt) >= membership.settings.replyDeadline
+                link.forMembership || now - min(now, link.namedAt ?? link.openedAt) >= membership.settings.replyDeadline
             else { continue }
             retire(id)
         }

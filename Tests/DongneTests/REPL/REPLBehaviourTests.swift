@@ -72,7 +72,7 @@ import DongneTestSupport
         #expect(await b.waitFor { $0["event"] as? String == "acknowledged" && $0["pending"] as? Bool == false })
         a.type("저도 있어요")
         // Acknowledged: b stored it (it shows before its commit), so b's store knows 민지 posts here.
-        #expect(await a.waitFor { $0["event"] as? String == "acknowledged" })
+        #expect(await a.waitFor { $0["event"] as? String == "acknowledged" }, "민지: \(a.events)\n준호: \(b.events)")
         b.type("/names")
         #expect(await b.waitFor { $0["event"] as? String == "name" && $0["name"] as? String == "민지" && $0["connected"] as? Bool == true })
         let sent = b.lines.first { $0["text"] as? String == "확인해 주세요" }
