@@ -81,16 +81,14 @@ class Lan:
 
     def peers(self, host):
         """The identities `host` has a session with now, from its joined and left lines."""
-        connected = set()
-        for line in self.lines(host):
-            if line.get("event") == "peer-joined":
-                connected.add(line["author"])
-            elif line.get("event") == "peer-left":
-                connected.discard(line["author"])
-        return connected
+        return self.replay_peers(host)[0]
 
     def most_peers(self, host):
         """The most identities `host` showed as joined at once, replaying all its joined and left lines."""
+        return self.replay_peers(host)[1]
+
+    def replay_peers(self, host):
+        """Replays `host`'s joined and left lines: the identities shown as joined at the end, and the most at once."""
         connected, most = set(), 0
         for line in self.lines(host):
             if line.get("event") == "peer-joined":
@@ -98,7 +96,7 @@ class Lan:
                 most = max(most, len(connected))
             elif line.get("event") == "peer-left":
                 connected.discard(line["author"])
-        return most
+        return connected, most
 
     def texts(self, host):
         """The texts `host` printed as they arrived (its screen: the last page and what is new after it)."""

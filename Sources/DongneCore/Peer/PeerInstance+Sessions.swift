@@ -67,8 +67,7 @@ extension PeerInstance {
         tellChannels(id)
         guard let link = links[id], !link.announced, let peer = link.peer else { return }
         links[id]?.announced = true
-        let told = links.contains { $0.key != id && $0.value.peer == peer && $0.value.announced }
-        if !told, let summary = links[id]?.summary { output.append(.notify(.joined(summary))) }
+        if !isShown(peer, besides: id), let summary = links[id]?.summary { output.append(.notify(.joined(summary))) }
     }
 
     /// Tells the user that the peer of `id` left, now, while the session itself may stay a while (it drains,
@@ -78,8 +77,13 @@ extension PeerInstance {
     mutating func withdraw(_ id: PeerID, reason: String) {
         guard let link = links[id], link.announced, let summary = link.summary else { return }
         links[id]?.announced = false
-        let stillShown = links.contains { $0.key != id && $0.value.peer == link.peer && $0.value.announced }
-        if !stillShown { output.append(.notify(.left(summary, reason: reason))) }
+        if !isShown(summary.peer, besides: id) { output.append(.notify(.left(summary, reason: reason))) }
+    }
+
+    /// Whether another session than `id` (one that ended, or is ending) shows `peer` as joined: the user is told
+    /// a peer joined and left once, whichever of its sessions carry it.
+    private func isShown(_ peer: PublicKey, besides id: PeerID) -> Bool {
+        links.contains { $0.key != id && $0.value.peer == peer && $0.value.announced }
     }
 
     /// Sends the peer this node's channels over the session, once: from then on each gossips to the other the
@@ -148,7 +152,7 @@ extension PeerInstance {
             return
         }
         var left = false
-        if link.announced, !links.values.contains(where: { $0.peer == link.peer && $0.announced }) {
+        if link.announced, !isShown(summary.peer, besides: id) {
             // Another session of the peer's goes on (a duplicate settled): the user was told it joined, and it has
             // not left. That session carries the line from now on. With views, only a settled duplicate's, or one
             // named as this one was: a neighbour's session ended as the views dropped it must not leave the peer
