@@ -81,8 +81,9 @@ final class Tmux: Sendable {
         return Array(lines.reversed().drop { $0.isEmpty }.reversed())
     }
 
-    /// Waits (at most `seconds`) until the screen satisfies `predicate`.
-    func waitFor(within seconds: Int = 20, _ predicate: ([String]) -> Bool) async -> Bool {
+    /// Waits (at most `seconds`) until the screen satisfies `predicate`. The suite runs its tests at once, and on
+    /// a loaded machine a debug node takes many times what it takes alone: only a failing wait takes that long.
+    func waitFor(within seconds: Int = 60, _ predicate: ([String]) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if let screen = try? screen(), predicate(screen) { return true }
