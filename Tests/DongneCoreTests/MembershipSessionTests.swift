@@ -456,18 +456,19 @@ import Testing
         var core = Self.listening()
         let late = PartialView.Settings().replyDeadline + 500
         _ = core.handle(.opened(PeerID(1), remote: PeerAddress(host: "10.0.0.3", port: 50_000), dialled: nil), now: 0)
+        _ = core.handle(.opened(PeerID(2), remote: PeerAddress(host: "10.0.0.4", port: 50_000), dialled: nil), now: 0)
         _ = core.handle(.established(PeerID(1), peer: Core.sorted[2].publicKey, handshakeHash: [1]), now: late)
         let named = core.handle(Core.message(.listening(port: Self.port), on: 1), now: late + 100)
         #expect(Core.goodbyes(named).isEmpty && Core.closes(named).isEmpty, "named now: its exchange has begun")
         let joined = core.handle(Core.message(.membership(.join), on: 1), now: late + 100)
         #expect(Self.notices(joined).count == 1 && core.joinedPeers.map(\.peer) == [Core.sorted[2].publicKey])
-        // Named and silent on membership for the exchange's time: its session ends (here it is a neighbour: stays).
-        _ = core.handle(.opened(PeerID(2), remote: PeerAddress(host: "10.0.0.4", port: 50_000), dialled: nil), now: late)
+        // Another, opened as early and as slow, that says nothing after naming itself: its session ends once the
+        // exchange's time is up (the joiner's, a neighbour now, stays). The liveness checks (once a second) end
+        // it: not before its time, once within a check after.
         _ = core.handle(.established(PeerID(2), peer: Core.sorted[3].publicKey, handshakeHash: [2]), now: late)
-        _ = core.handle(Core.message(.listening(port: Self.port), on: 2), now: late + 200)
-        // The liveness checks (once a second) end it: none before its time, one within a check after.
+        let silent = core.handle(Core.message(.listening(port: Self.port), on: 2), now: late + 200)
         let deadline = late + 200 + PartialView.Settings().replyDeadline
-        let within = stride(from: late + 300, to: deadline, by: 100).flatMap { core.handle(.timer, now: $0) }
+        let within = silent + stride(from: late + 300, to: deadline, by: 100).flatMap { core.handle(.timer, now: $0) }
         #expect(Core.goodbyes(within).isEmpty)
         let check = PeerInstance.Settings().livenessCheckInterval
         let after = stride(from: deadline, through: deadline + check, by: 100).flatMap { core.handle(.timer, now: $0) }

@@ -105,6 +105,7 @@ final class NodeProcess: @unchecked Sendable {
     private let input = Pipe()
     private let lock = NSLock()
     private var received: [[String: Any]] = []
+    private var ended = false
     private let directory: String
 
     init(
@@ -134,10 +135,14 @@ final class NodeProcess: @unchecked Sendable {
                     }
                 }
             }
+            lock.withLock { ended = true }
         }
     }
 
     var lines: [[String: Any]] { lock.withLock { received } }
+
+    /// Whether its standard output reached its end: every line it printed is in ``lines``.
+    private var outputEnded: Bool { lock.withLock { ended } }
 
     /// What it printed, an event (or a message's text) per line: for a failing wait to say what happened.
     var events: String {
@@ -159,10 +164,12 @@ final class NodeProcess: @unchecked Sendable {
 
     /// Waits until a line satisfies `predicate`, at most 60 s: the suite runs its tests at once, and on a
     /// loaded machine two debug nodes took over 20 s for what takes them a second alone.
+    /// Once its output has ended (the process with it), nothing more comes: the wait ends.
     func waitFor(_ predicate: ([String: Any]) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if lines.contains(where: predicate) { return true }
+            if outputEnded { break }
             try? await Task.sleep(for: .milliseconds(10))
         }
         return lines.contains(where: predicate)

@@ -41,8 +41,9 @@ struct PeerLink: Sendable {
     var replaces: [PeerID] = []
     /// The address the peer takes sessions on: the one dialled, or the one it announced (partial views).
     var listening: PeerAddress?
-    /// When the peer named itself with `listening` over a session it opened: its membership exchange (a join, a
-    /// neighbour request) has its time from then, however long the connection took to get there.
+    /// When the peer named itself with `listening` (over a session it opened, or one this node dialled that was
+    /// taken for no member's): its membership exchange (a join, a neighbour request) has its time from then,
+    /// however long the connection took to get there.
     var namedAt: UInt64?
     /// Whether the dial that opened it was the partial views' (an address the user named is dialled for the user
     /// alone).
