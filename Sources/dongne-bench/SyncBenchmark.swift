@@ -24,6 +24,8 @@ enum SyncBenchmark {
         let items: [NegentropyItem]
         /// The joiner's stages, when traced.
         let pipeline: FetchPipeline?
+        /// The CPU time the fetch took, per thread name: the joiner's and the source's (one process holds both).
+        let cpu: ThreadCPU
     }
 
     /// One calm fetch with the joiner's stages traced; where it waited.
@@ -58,7 +60,7 @@ enum SyncBenchmark {
         Measure.report("time to verify them on one core", String(format: "%.2f s", verifySeconds))
 
         let calm = try await fetch(channelName, count: documents.count, from: source)
-        report(calm, verifySeconds: verifySeconds)
+        report(calm, verifySeconds: verifySeconds, count: documents.count)
         let bytesMet = Measure.ratio(
             "wire bytes / document bytes", Double(calm.wireBytes) / Double(documentBytes), atMost: 1.1)
         let timeMet = Measure.ratio("fetch time / verify time", calm.seconds / verifySeconds, atMost: 1.0)
@@ -68,7 +70,7 @@ enum SyncBenchmark {
         defer { spinner.stop() }
         let loaded = try await fetch(channelName, count: documents.count, from: source)
         spinner.stop()
-        report(loaded, verifySeconds: verifySeconds)
+        report(loaded, verifySeconds: verifySeconds, count: documents.count)
         let loadedBytesMet = Measure.ratio(
             "wire bytes / document bytes, under load", Double(loaded.wireBytes) / Double(documentBytes), atMost: 1.1)
 
@@ -96,6 +98,7 @@ enum SyncBenchmark {
         let joiner = try await Node.start(configuration)
         let joinerChannel = try await joiner.join(channelName)
         let resentBefore = await source.gossipResends()
+        let cpuBefore = ThreadCPU.now()
         let start = ContinuousClock.now
         let began = DeliveryTrace.now()
         try await joiner.connect(to: "127.0.0.1:\(source.listeningAddress!.split(separator: ":").last!)")
@@ -106,6 +109,7 @@ enum SyncBenchmark {
             try await Task.sleep(for: .milliseconds(20))
         }
         let seconds = Measure.seconds(ContinuousClock.now - start)
+        let cpu = ThreadCPU.now().since(cpuBefore)
         let traffic = await joiner.networkTraffic()
         let resentAfter = await source.gossipResends()
         let transactions = joiner.store.statistics.transactions
@@ -115,16 +119,36 @@ enum SyncBenchmark {
         return Fetch(
             seconds: seconds, wireBytes: traffic.sent + traffic.received, transactions: transactions,
             resends: (resentAfter.batches - resentBefore.batches, resentAfter.documents - resentBefore.documents),
-            items: items, pipeline: pipeline)
+            items: items, pipeline: pipeline, cpu: cpu)
     }
 
-    private static func report(_ fetch: Fetch, verifySeconds: Double) {
+    private static func report(_ fetch: Fetch, verifySeconds: Double, count: Int) {
         Measure.report("  bytes on the wire, both directions", "\(fetch.wireBytes)")
         Measure.report("  time to fetch, check and store them", String(format: "%.2f s", fetch.seconds))
         Measure.report("  joiner's transactions (group commits)", "\(fetch.transactions)")
         let resends = "\(fetch.resends.batches) (\(fetch.resends.documents) documents)"
         Measure.report("  batches the source sent again", resends)
         Measure.report("  fetch time / verify time", String(format: "%.2f", fetch.seconds / verifySeconds))
+        reportCPU(fetch, verifySeconds: verifySeconds, count: count)
+    }
+
+    /// Where the processor time went: per document and thread, against one core's verification of a document.
+    /// The fetch can take no less than its CPU time spread evenly over every core, so that `CPU per document /
+    /// (cores × verify per document)` bounds its ratio from below; the cores it used on average say how much of
+    /// the machine it had (under load, the other process has a share).
+    private static func reportCPU(_ fetch: Fetch, verifySeconds: Double, count: Int) {
+        let microseconds = { (seconds: Double) in String(format: "%.1f µs", seconds * 1e6 / Double(count)) }
+        let threads = fetch.cpu.byName.sorted { $0.value > $1.value }
+            .map { "\($0.key) \(microseconds($0.value))" }.joined(separator: ", ")
+        Measure.report(
+            "  CPU per document, all | verify on one core",
+            "\(microseconds(fetch.cpu.process)) | \(microseconds(verifySeconds))")
+        Measure.report("    by thread (source and joiner together)", threads)
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        Measure.report(
+            "  cores used on average; least ratio on all \(cores)",
+            String(format: "%.2f; %.2f", fetch.cpu.process / fetch.seconds,
+                   fetch.cpu.process / Double(cores) / verifySeconds))
     }
 }
 
