@@ -82,7 +82,7 @@ final class GroupCommitWriter: @unchecked Sendable {
     private var lastBatchRows = 0
     private var stopping = false
     private var stopped = false
-    private var committed = StoreStatistics(transactions: 0, writes: 0)
+    private var committed = StoreStatistics(transactions: 0, writes: 0, rows: 0)
     private var connection: Connection?
     private var thread: Thread?
     private let logSync: WriteAheadLogSync
@@ -264,6 +264,7 @@ final class GroupCommitWriter: @unchecked Sendable {
         condition.lock()
         committed.transactions += 1
         committed.writes += batch.count
+        committed.rows += batch.reduce(0) { $0 + $1.rows }
         condition.unlock()
         let finished = Array(zip(batch.map(\.completion), results))
         logSync.afterSync { synced in
@@ -353,4 +354,7 @@ public struct StoreStatistics: Hashable, Sendable {
     public var transactions: Int
     /// Writes (insert calls, block changes, settings) committed in them.
     public var writes: Int
+    /// The rows those writes declared: for inserts, the documents offered, duplicates included. A caller waiting
+    /// for a number of documents can read this for free and count them in the store only once it is reached.
+    public var rows: Int
 }
