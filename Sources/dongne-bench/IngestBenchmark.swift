@@ -53,7 +53,10 @@ enum IngestBenchmark {
         let ceiling = Double(cores) / (1 / rawVerify + 1 / storeOnly)
         Measure.report(
             "  CPU per document: ingest | raw verify + store alone",
-            String(format: "%.1f | %.1f + %.1f µs", ingestCPU * 1e6, 1e6 / rawVerify, 1e6 / storeOnly))
+            String(
+                format: "%.1f | %.1f + %.1f µs", ingestCPU.process * 1e6 / Double(count), 1e6 / rawVerify,
+                1e6 / storeOnly))
+        Measure.report("    ingest's by thread", ingestCPU.perDocument(count))
         Measure.report(
             "  ceiling, \(cores) cores on verify + store, / raw verify on 1 core",
             String(format: "%.2f (ingest reaches %.2f of it)", ceiling / rawVerify, ingest / ceiling))
@@ -67,8 +70,8 @@ enum IngestBenchmark {
     /// cores in the calling task, its write queued for the store's writer thread without waiting, at most
     /// `inFlight` batches queued at once.
     /// Returns the median rate of three runs, and that run's CPU time per document (every thread of the process).
-    private static func ingestRate(_ documents: [[UInt8]]) async throws -> (rate: Double, cpuPerDocument: Double) {
-        var runs: [(rate: Double, cpuPerDocument: Double)] = []
+    private static func ingestRate(_ documents: [[UInt8]]) async throws -> (rate: Double, cpu: ThreadCPU) {
+        var runs: [(rate: Double, cpu: ThreadCPU)] = []
         for _ in 0..<3 {
             let directory = NSTemporaryDirectory() + "dongne-bench-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -78,7 +81,7 @@ enum IngestBenchmark {
             // From the first check until every document is durable: opening the store, closing it (its final
             // checkpoint) and deleting its files are not ingesting.
             let began = ContinuousClock.now
-            let cpuBefore = Measure.processCPUSeconds()
+            let cpuBefore = ThreadCPU.now()
             var committing: [Task<[Result<(Document, InsertOutcome), IngestError>], Never>] = []
             for start in stride(from: 0, to: documents.count, by: batch) {
                 let admitted = store.admit(Array(documents[start..<min(start + batch, documents.count)]))
@@ -88,8 +91,8 @@ enum IngestBenchmark {
                 committing.append(Task { await store.commit(admitted) })
             }
             for task in committing { for result in await task.value { _ = try result.get() } }
-            let (seconds, cpu) = (Measure.seconds(ContinuousClock.now - began), Measure.processCPUSeconds() - cpuBefore)
-            runs.append((Double(documents.count) / seconds, cpu / Double(documents.count)))
+            let (seconds, cpu) = (Measure.seconds(ContinuousClock.now - began), ThreadCPU.now().since(cpuBefore))
+            runs.append((Double(documents.count) / seconds, cpu))
         }
         return runs.sorted { $0.rate < $1.rate }[1]
     }

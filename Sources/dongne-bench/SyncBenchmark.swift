@@ -139,12 +139,10 @@ enum SyncBenchmark {
     /// the machine it had (under load, the other process has a share).
     private static func reportCPU(_ fetch: Fetch, verifySeconds: Double, count: Int) {
         let microseconds = { (seconds: Double) in String(format: "%.1f µs", seconds * 1e6 / Double(count)) }
-        let threads = fetch.cpu.byName.sorted { $0.value > $1.value }
-            .map { "\($0.key) \(microseconds($0.value))" }.joined(separator: ", ")
         Measure.report(
             "  CPU per document, all | verify on one core",
             "\(microseconds(fetch.cpu.process)) | \(microseconds(verifySeconds))")
-        Measure.report("    by thread (source and joiner together)", threads)
+        Measure.report("    by thread (source and joiner together)", fetch.cpu.perDocument(count))
         let cores = ProcessInfo.processInfo.activeProcessorCount
         Measure.report(
             "  cores used on average; least ratio on all \(cores)",

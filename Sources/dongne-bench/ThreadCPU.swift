@@ -33,6 +33,12 @@ struct ThreadCPU {
         return ThreadCPU(byName: Dictionary(uniqueKeysWithValues: spent), process: process - earlier.process)
     }
 
+    /// Each name's time divided among `count` documents, most first: "pool 61.2 µs, dongne-writer 23.1 µs, …".
+    func perDocument(_ count: Int) -> String {
+        byName.sorted { $0.value > $1.value }
+            .map { String(format: "%@ %.1f µs", $0.key, $0.value * 1e6 / Double(count)) }.joined(separator: ", ")
+    }
+
     /// The name a thread counts under.
     private static func group(_ name: String) -> String {
         name.hasSuffix("-qos") || name.contains("-qos.") ? "pool" : name
