@@ -70,7 +70,9 @@ let package = Package(
         .testTarget(name: "DongneRegionsTests", dependencies: ["DongneRegions"]),
         .testTarget(
             name: "DongneStoreTests",
-            dependencies: ["DongneCore", "DongneStore", "DongneSystem", "DongneTestSupport", "dongne-ingest-probe"]),
+            dependencies: [
+                "CSQLite", "DongneCore", "DongneStore", "DongneSystem", "DongneTestSupport", "dongne-ingest-probe",
+            ]),
         .testTarget(
             name: "DongneTests",
             dependencies: [

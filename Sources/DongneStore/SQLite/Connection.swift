@@ -9,6 +9,7 @@ final class Connection {
 
     /// Opens (or creates) the database file at `path`.
     init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+        _ = Self.configureOnce
         var pointer: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let result = sqlite3_open_v2(path, &pointer, flags, nil)
@@ -22,6 +23,12 @@ final class Connection {
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 5_000)
     }
+
+    /// SQLite's process-wide settings, made before the first connection opens (Swift runs a static's initializer
+    /// once, whichever thread comes first): no memory statistics, which dongne never reads and which would
+    /// serialize every allocation of every connection on one mutex. Should SQLite be initialized already (another
+    /// library of the process opened a database first), its settings stay; failing is harmless.
+    private static let configureOnce: Void = { _ = dongne_sqlite_disable_memory_statistics() }()
 
     deinit {
         cache.removeAll()  // statements finalize first, then the connection can close
