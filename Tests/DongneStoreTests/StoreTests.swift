@@ -108,6 +108,22 @@ import DongneTestSupport
         #expect(statistics.transactions < 1_000, "group commit should batch concurrent writes: \(statistics)")
     }
 
+    /// `rows` counts every document offered to an insert once its transaction committed, duplicates too, so that
+    /// a caller waiting for a number of documents learns for free when to count them.
+    @Test func statisticsCountTheDocumentsOfferedOnceCommitted() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"))
+        defer { store.close() }
+        let (first, second) = (try message("첫째", at: 1), try message("둘째", at: 2))
+        #expect(store.statistics.rows == 0)
+        #expect(try await store.insert([first, second]) == [.stored, .stored])
+        #expect(store.statistics.rows == 2)
+        #expect(try await store.insert([second]) == [.duplicate])
+        #expect(store.statistics.rows == 3 && store.statistics.writes == 2)
+        #expect(try store.documentCount() == 2)
+    }
+
     @Test func blocksAndSettingsAreKeptLocally() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
