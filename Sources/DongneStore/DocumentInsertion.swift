@@ -107,14 +107,7 @@ extension Connection {
         let channel = SQLValue.blob(message.channel.bytes)
         // Its reporters are counted as it is inserted, with no second statement (the author's own row in `posters`
         // below never counts: an author's report of its own message does not).
-        try statement(
-            """
-            INSERT INTO message_state (id, channel, author, created, type, seq, retracted, reporters)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?8,
-                EXISTS (SELECT 1 FROM documents WHERE ref = ?1 AND kind = ?6 AND author = ?3 AND channel = ?2),
-                (\(Self.countingReporters(message: "?1", channel: "?2", author: "?3", cutoff: "?7"))))
-            """
-        ).bind(
+        try statement(Self.insertMessageStateSQL).bind(
             id, channel, author, .integer(Int64(document.created)),
             .integer(Int64(MessageType(message.content).rawValue)),
             .integer(Int64(DocumentKind.retract.number)), .integer(Int64(clamping: cutoff)), .integer(seq)
@@ -165,6 +158,15 @@ extension Connection {
         ).bind(.integer(Int64(clamping: cutoff)), .integer(Int64(clamping: earlier))).run()
         return changes
     }
+
+    /// A new message's state, its reporters counted as it is inserted. Built once: every message a catch-up
+    /// stores runs it, and the statement cache finds it by its text.
+    private static let insertMessageStateSQL = """
+        INSERT INTO message_state (id, channel, author, created, type, seq, retracted, reporters)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?8,
+            EXISTS (SELECT 1 FROM documents WHERE ref = ?1 AND kind = ?6 AND author = ?3 AND channel = ?2),
+            (\(countingReporters(message: "?1", channel: "?2", author: "?3", cutoff: "?7"))))
+        """
 
     /// The rows in `documents` (and `message_state`) of the messages the reporter in `parameter` reported.
     private static func reportedBy(_ parameter: String) -> String {
