@@ -298,6 +298,54 @@ import Testing
         #expect(view.active.contains(Self.address(4)))
     }
 
+    /// A neighbour that names a flood of addresses, each on a host of its own (none of which need answer), in
+    /// shuffles and in walks, holds at most its share of the spares: the spares the others named stay.
+    @Test func oneNeighbourNamesAtMostItsShareOfTheSparesWhateverItsFloodOfAddresses() {
+        let settings = Self.quiet
+        var view = Self.view(withNeighbours: [2, 3, 4], settings)
+        let flooder = Self.hostile(1)
+        _ = view.handle(.received(.neighbour(urgent: true), from: flooder), now: 0)
+        // Each honest neighbour's shuffle ends here with six spares of its own.
+        var honest: Set<PeerAddress> = []
+        for neighbour in [2, 3, 4] {
+            let spares = (0..<6).map { PeerAddress(host: "10.\(neighbour).0.\($0)", port: 7_000) }
+            honest.formUnion(spares)
+            _ = view.handle(
+                .received(.shuffle(origin: Self.address(neighbour), timeToLive: 1, addresses: spares), from: Self.address(neighbour)),
+                now: 1)
+        }
+        #expect(view.passive == honest)
+        // The flooder's shuffles end here, and its joins' walks pass by at the step that keeps a spare.
+        var named: Set<PeerAddress> = []
+        for round in 0..<50 {
+            let addresses = (0..<settings.sampleSize).map { PeerAddress(host: "172.16.\(round).\($0)", port: 7_000) }
+            named.formUnion(addresses)
+            _ = view.handle(
+                .received(.shuffle(origin: addresses[0], timeToLive: 1, addresses: addresses), from: flooder), now: 2)
+            let joiner = PeerAddress(host: "172.17.\(round).1", port: 7_000)
+            named.insert(joiner)
+            _ = view.handle(
+                .received(.forwardJoin(joiner, timeToLive: settings.passiveWalkLength), from: flooder), now: 2)
+        }
+        #expect(view.passive.isSuperset(of: honest), "the spares the others named stay")
+        #expect(view.passive.intersection(named).count == settings.sparesPerTeller)
+        // On any of its ports.
+        let otherPort = Self.hostile(2)
+        _ = view.handle(.received(.neighbour(urgent: true), from: otherPort), now: 3)
+        let more = (0..<settings.sampleSize).map { PeerAddress(host: "172.18.0.\($0)", port: 7_000) }
+        _ = view.handle(.received(.shuffle(origin: more[0], timeToLive: 1, addresses: more), from: otherPort), now: 3)
+        #expect(view.passive.intersection(named.union(more)).count == settings.sparesPerTeller)
+        #expect(view.passive.isSuperset(of: honest))
+        // Nor when it names a spare of a host at its cap, found with DNS-SD: that host's cap makes one of those go,
+        // and the flooder's cap one of its own.
+        let shared = (1...settings.sparesPerHost + 1).map { PeerAddress(host: "10.9.9.9", port: UInt16(7_000 + $0)) }
+        for address in shared.dropLast() { _ = view.handle(.discovered(address), now: 4) }
+        _ = view.handle(.received(.shuffle(origin: shared.last!, timeToLive: 1, addresses: []), from: flooder), now: 4)
+        #expect(view.passive.count { $0.host == "10.9.9.9" } == settings.sparesPerHost)
+        #expect(view.passive.contains(shared.last!))
+        #expect(view.passive.intersection(named.union(more).union([shared.last!])).count == settings.sparesPerTeller)
+    }
+
     @Test func aHostAtItsCapIsAskedNothingAndItsRequestsThatAreNotUrgentAreRefused() {
         var view = Self.view(withNeighbours: [2, 3], Self.quiet)
         _ = view.handle(.received(.neighbour(urgent: true), from: Self.hostile(1)), now: 0)
