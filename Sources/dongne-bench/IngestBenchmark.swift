@@ -69,7 +69,7 @@ enum IngestBenchmark {
     /// Ingests every document into a fresh store as a node's catch-up does: each batch's checks spread over the
     /// cores in the calling task, its write queued for the store's writer thread without waiting, at most
     /// `inFlight` batches queued at once.
-    /// Returns the median rate of three runs, and that run's CPU time per document (every thread of the process).
+    /// Returns the median rate of three runs, and that run's CPU time, per thread name and in all.
     private static func ingestRate(_ documents: [[UInt8]]) async throws -> (rate: Double, cpu: ThreadCPU) {
         var runs: [(rate: Double, cpu: ThreadCPU)] = []
         for _ in 0..<3 {

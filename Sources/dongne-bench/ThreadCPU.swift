@@ -1,36 +1,47 @@
 import Foundation
 
-/// The CPU time each of this process's threads has run, grouped by the thread's name (`/proc/self/task/*`):
-/// where a benchmark's processor time went, stage by stage, since every thread the node runs is named
-/// (`dongne-net`, `dongne-writer`, …). Swift's and libdispatch's pool threads, whose names end in `-qos` (the
-/// kernel keeps 15 bytes of "org.swift.root.default-qos"), count together as `pool`.
+/// The CPU time this process's threads ran, grouped by the thread's name (`/proc/self/task/*`): where a
+/// benchmark's processor time went, stage by stage, since every thread the node runs is named (`dongne-net`,
+/// `dongne-writer`, …). Swift's and libdispatch's pool threads count together as `pool`: libdispatch names its
+/// workers by the last 15 bytes of their queue's label (`oot.default-qos`, `-qos.overcommit`).
 ///
-/// A thread that ended between two snapshots takes its time with it; ``process`` is the whole process's
-/// (`getrusage`), which keeps it, so that the difference says how much the named threads did not account for.
+/// A snapshot keeps each thread's own time, so that ``since(_:)`` subtracts thread by thread: a pool thread that
+/// ended meanwhile (libdispatch ends one idle for a few seconds) takes only its own time with it, not its name's,
+/// and one that began counts in full. ``process`` is the whole process's (`getrusage`), which keeps the time of
+/// threads that ended, so that it says how much the named threads did not account for.
 struct ThreadCPU {
-    /// Seconds run so far, per thread name.
+    /// Seconds run, per thread name.
     let byName: [String: Double]
-    /// Seconds the whole process has run so far, every thread that ever ran included.
+    /// Seconds the whole process ran, every thread that ever ran included.
     let process: Double
+    /// Each live thread's name and seconds run so far, by its id (empty once differences are taken).
+    private let threads: [String: (name: String, seconds: Double)]
 
     /// The snapshot now.
     static func now() -> ThreadCPU {
-        var byName: [String: Double] = [:]
+        var threads: [String: (name: String, seconds: Double)] = [:]
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         for task in tasks {
+            // schedstat's first field: nanoseconds the thread ran on a CPU.
             guard let name = read("/proc/self/task/\(task)/comm"),
                 let schedstat = read("/proc/self/task/\(task)/schedstat"),
                 let nanoseconds = schedstat.split(separator: " ").first.flatMap({ Double($0) })
             else { continue }  // the thread ended meanwhile
-            byName[group(name), default: 0] += nanoseconds / 1e9
+            threads[task] = (group(name), nanoseconds / 1e9)
         }
-        return ThreadCPU(byName: byName, process: Measure.processCPUSeconds())
+        let byName = threads.values.reduce(into: [String: Double]()) { $0[$1.name, default: 0] += $1.seconds }
+        return ThreadCPU(byName: byName, process: Measure.processCPUSeconds(), threads: threads)
     }
 
-    /// The time run from `earlier` to this snapshot, per name (names that ran none left out).
+    /// The time run from `earlier` to this snapshot, per name: each thread's own difference (all of its time for
+    /// one that began meanwhile; nothing for one that ended), names that ran none left out.
     func since(_ earlier: ThreadCPU) -> ThreadCPU {
-        let spent = byName.map { ($0.key, $0.value - earlier.byName[$0.key, default: 0]) }.filter { $0.1 > 0 }
-        return ThreadCPU(byName: Dictionary(uniqueKeysWithValues: spent), process: process - earlier.process)
+        var spent: [String: Double] = [:]
+        for (task, thread) in threads {
+            let before = earlier.threads[task].map { $0.name == thread.name ? $0.seconds : 0 } ?? 0
+            spent[thread.name, default: 0] += thread.seconds - before
+        }
+        return ThreadCPU(byName: spent.filter { $0.value > 0 }, process: process - earlier.process, threads: [:])
     }
 
     /// Each name's time divided among `count` documents, most first: "pool 61.2 µs, dongne-writer 23.1 µs, …".

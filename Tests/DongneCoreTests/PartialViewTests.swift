@@ -310,9 +310,8 @@ import Testing
         for neighbour in [2, 3, 4] {
             let spares = (0..<6).map { PeerAddress(host: "10.\(neighbour).0.\($0)", port: 7_000) }
             honest.formUnion(spares)
-            _ = view.handle(
-                .received(.shuffle(origin: Self.address(neighbour), timeToLive: 1, addresses: spares), from: Self.address(neighbour)),
-                now: 1)
+            let shuffle = MembershipMessage.shuffle(origin: Self.address(neighbour), timeToLive: 1, addresses: spares)
+            _ = view.handle(.received(shuffle, from: Self.address(neighbour)), now: 1)
         }
         #expect(view.passive == honest)
         // The flooder's shuffles end here, and its joins' walks pass by at the step that keeps a spare.
@@ -344,6 +343,46 @@ import Testing
         #expect(view.passive.count { $0.host == "10.9.9.9" } == settings.sparesPerHost)
         #expect(view.passive.contains(shared.last!))
         #expect(view.passive.intersection(named.union(more).union([shared.last!])).count == settings.sparesPerTeller)
+    }
+
+    /// What a member names counts against its host whatever the message: the answers to this node's shuffles, and
+    /// walks that end here while the neighbour has one walk's end asked already. A spare learned first hand
+    /// meanwhile counts against no one, and stays.
+    @Test func whatAMemberNamesCountsAgainstItsHostWhateverTheMessage() {
+        var settings = Self.quiet
+        settings.shuffleInterval = 1_000
+        // A full view: the refill asks no spare (one that did not answer would be forgotten).
+        var view = Self.view(withNeighbours: [2, 3, 4, 5], settings)
+        let walker = PeerAddress(host: "10.0.0.77", port: 7_000)
+        _ = view.handle(.received(.neighbour(urgent: true), from: walker), now: 0)
+        let replier = Self.hostile(1)
+        let fresh = { (round: Int) in (0..<settings.sampleSize).map { PeerAddress(host: "172.20.\(round).\($0)", port: 7_000) } }
+        var named: Set<PeerAddress> = []
+        let firstHand = PeerAddress(host: "10.9.0.1", port: 7_000)
+        for round in 1...6 {
+            let now = UInt64(round) * 1_000
+            let sent = Self.sends(view.handle(.timer, now: now))
+            #expect(sent.contains { if case .shuffle = $0.0 { true } else { false } }, "a shuffle every interval")
+            let addresses = fresh(round)
+            named.formUnion(addresses)
+            _ = view.handle(.received(.shuffleReply(addresses), from: replier), now: now + 10)
+            // One it named is found with DNS-SD too.
+            if round == 1 { _ = view.handle(.discovered(addresses[0]), now: now + 20) }
+        }
+        #expect(view.passive.contains(fresh(1)[0]), "learned first hand, it counts against no one")
+        #expect(view.passive.intersection(named.subtracting([fresh(1)[0]])).count == settings.sparesPerTeller)
+
+        // A neighbour's walks that end here beyond the one asked are kept as spares it named.
+        _ = view.handle(.discovered(firstHand), now: 7_000)
+        var ended: Set<PeerAddress> = []
+        for index in 0..<30 {
+            let joiner = PeerAddress(host: "172.21.0.\(index)", port: 7_000)
+            ended.insert(joiner)
+            _ = view.handle(.received(.forwardJoin(joiner, timeToLive: 0), from: walker), now: 7_000)
+        }
+        #expect(view.asked.keys.filter(ended.contains).count == 1, "one walk's end asked")
+        #expect(view.passive.intersection(ended).count == settings.sparesPerTeller)
+        #expect(view.passive.contains(firstHand) && view.passive.contains(fresh(1)[0]))
     }
 
     @Test func aHostAtItsCapIsAskedNothingAndItsRequestsThatAreNotUrgentAreRefused() {

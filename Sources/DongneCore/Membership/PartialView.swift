@@ -33,13 +33,13 @@
 ///
 /// Nor may one host, on however many ports, hold more than ``Settings/neighboursPerHost`` neighbour places (neighbours
 /// and requests) or ``Settings/sparesPerHost`` spare ones, or have named more than ``Settings/sparesPerTeller`` of the
-/// spares (in its shuffles and walks: each address it names may be on a host of its own, and none may answer); a spare
-/// it names beyond that takes the place of one it named. Ports cost a host nothing, and the paper lets a join or an
-/// urgent request always find room: without the caps one machine could take every place in a node's views and cut it
-/// off from the rest (an eclipse). A host at its cap is asked nothing, its requests that are not urgent are refused,
-/// and its address that does come in (a join, an urgent request, a spare) takes the place of one of its own (a request
-/// to it first, which is withdrawn). Loopback addresses are this machine itself (several nodes a person runs on it),
-/// not a stranger's ports, and have no caps.
+/// spares (in the shuffles, shuffle replies and walks it sends: each address it names may be on a host of its own, and
+/// none may answer); a spare it names beyond that takes the place of one it named. Ports cost a host nothing, and the
+/// paper lets a join or an urgent request always find room: without the caps one machine could take every place in a
+/// node's views and cut it off from the rest (an eclipse). A host at its cap is asked nothing, its requests that are
+/// not urgent are refused, and its address that does come in (a join, an urgent request, a spare) takes the place of
+/// one of its own (a request to it first, which is withdrawn). Loopback addresses are this machine itself (several
+/// nodes a person runs on it), not a stranger's ports, and have no caps.
 ///
 /// The shell reports sessions that end and addresses it cannot reach; the instance never waits on the network.
 public struct PartialView: Sendable {
@@ -77,7 +77,10 @@ public struct PartialView: Sendable {
         /// Spares one host may have named, whatever ports it names them from (at least 1): one shuffle's sample.
         /// A neighbour's shuffles and walks name whatever addresses it likes, each on a host of its own; without
         /// this, one neighbour's flood of them would take every place among the spares, and the refill would
-        /// ask addresses that never answer, one deadline after the other.
+        /// ask addresses that never answer, one deadline after the other. A walk counts against the neighbour it
+        /// came from, not its origin (which any member names as it likes): what a stranger relays through honest
+        /// neighbours takes their shares, at the pace their budgets for its messages allow. A node with one
+        /// neighbour learns the rest of its spares first hand (DNS-SD) and from the answers to its own shuffles.
         public var sparesPerTeller = 8
 
         /// The paper's settings for networks up to about 10,000 nodes.
@@ -127,9 +130,9 @@ public struct PartialView: Sendable {
     public private(set) var active: Set<PeerAddress> = []
     /// The spares.
     public private(set) var passive: Set<PeerAddress> = []
-    /// The host of the neighbour that named each spare (see ``Settings/sparesPerTeller``); none for one learned
-    /// first hand (from DNS-SD or the user, or a former neighbour). Keys not in ``passive`` are stale and pruned
-    /// whenever a spare comes in, so that this holds at most the passive view's size beyond it.
+    /// The host of the member that named each spare (see ``Settings/sparesPerTeller``); none for one learned first
+    /// hand (from DNS-SD or the user, or a former neighbour). Keys not in ``passive`` are stale, and pruned before
+    /// a spare comes in, so that this never holds more than ``Settings/passiveSize`` entries.
     private var tellers: [PeerAddress: String] = [:]
     /// Addresses asked to be neighbours (spares the refill chose, walks' ends, addresses the user named), with
     /// the time their answer is due.
@@ -524,10 +527,16 @@ public struct PartialView: Sendable {
     private mutating func addToPassive(
         _ address: PeerAddress, toldBy teller: PeerAddress? = nil, evictingFirst preferred: [PeerAddress] = []
     ) {
-        guard address != ownAddress, !active.contains(address), !passive.contains(address) else { return }
+        guard address != ownAddress, !active.contains(address) else { return }
+        guard !passive.contains(address) else {
+            // Learned first hand now (DNS-SD, the user, a former neighbour): no neighbour's share holds it any more,
+            // nor may that neighbour's flood evict it.
+            if teller == nil { tellers[address] = nil }
+            return
+        }
         let sameHost: Set<PeerAddress> = isCapped(address) ? passive.filter { $0.host == address.host } : []
         if sameHost.count >= max(1, settings.sparesPerHost) { evictSpare(among: sameHost, preferring: preferred) }
-        // After that eviction, which may have been one the teller named, or not.
+        // Pruned after that eviction: the spare it removed may have been one the teller named.
         tellers = tellers.filter { passive.contains($0.key) }
         let tellerHost = teller.flatMap { isCapped($0) ? $0.host : nil }
         let named = tellerHost.map { host in Set(tellers.filter { $0.value == host }.keys) } ?? []
