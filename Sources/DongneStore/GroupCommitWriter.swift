@@ -161,7 +161,7 @@ final class GroupCommitWriter: @unchecked Sendable {
         return queue.count
     }
 
-    /// Transactions and writes committed so far.
+    /// Transactions, writes and rows committed so far.
     var statistics: StoreStatistics {
         condition.lock()
         defer { condition.unlock() }
