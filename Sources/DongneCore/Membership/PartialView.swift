@@ -31,15 +31,13 @@
 /// walks, disconnect or say they rely on this node alone, replies count only when asked for, and the views never
 /// exceed their sizes.
 ///
-/// Nor may one host, on however many ports, hold more than ``Settings/neighboursPerHost`` neighbour places (neighbours
-/// and requests) or ``Settings/sparesPerHost`` spare ones, or have named more than ``Settings/sparesPerTeller`` of the
-/// spares (in the shuffles, shuffle replies and walks it sends: each address it names may be on a host of its own, and
-/// none may answer); a spare it names beyond that takes the place of one it named. Ports cost a host nothing, and the
-/// paper lets a join or an urgent request always find room: without the caps one machine could take every place in a
-/// node's views and cut it off from the rest (an eclipse). A host at its cap is asked nothing, its requests that are
-/// not urgent are refused, and its address that does come in (a join, an urgent request, a spare) takes the place of
-/// one of its own (a request to it first, which is withdrawn). Loopback addresses are this machine itself (several
-/// nodes a person runs on it), not a stranger's ports, and have no caps.
+/// Nor may one host, on however many ports, hold more than ``Settings/neighboursPerHost`` neighbour places
+/// (neighbours and requests) or ``Settings/sparesPerHost`` spare ones. Ports cost a host nothing, and the paper
+/// lets a join or an urgent request always find room: without the caps one machine could take every place in a
+/// node's views and cut it off from the rest (an eclipse). A host at its cap is asked nothing, its requests that
+/// are not urgent are refused, and its address that does come in (a join, an urgent request, a spare) takes the
+/// place of one of its own (a request to it first, which is withdrawn). Loopback addresses are this machine
+/// itself (several nodes a person runs on it), not a stranger's ports, and have no caps.
 ///
 /// The shell reports sessions that end and addresses it cannot reach; the instance never waits on the network.
 public struct PartialView: Sendable {
@@ -74,14 +72,6 @@ public struct PartialView: Sendable {
         public var neighboursPerHost = 2
         /// Spares one host may be, likewise (at least 1): a shuffle carries whatever addresses a neighbour names.
         public var sparesPerHost = 4
-        /// Spares one host may have named, whatever ports it names them from (at least 1): one shuffle's sample.
-        /// A neighbour's shuffles and walks name whatever addresses it likes, each on a host of its own; without
-        /// this, one neighbour's flood of them would take every place among the spares, and the refill would
-        /// ask addresses that never answer, one deadline after the other. A walk counts against the neighbour it
-        /// came from, not its origin (which any member names as it likes): what a stranger relays through honest
-        /// neighbours takes their shares, at the pace their budgets for its messages allow. A node with one
-        /// neighbour learns the rest of its spares first hand (DNS-SD) and from the answers to its own shuffles.
-        public var sparesPerTeller = 8
 
         /// The paper's settings for networks up to about 10,000 nodes.
         public init() {}
@@ -130,10 +120,6 @@ public struct PartialView: Sendable {
     public private(set) var active: Set<PeerAddress> = []
     /// The spares.
     public private(set) var passive: Set<PeerAddress> = []
-    /// The host of the member that named each spare (see ``Settings/sparesPerTeller``); none for one learned first
-    /// hand (from DNS-SD or the user, or a former neighbour). Keys not in ``passive`` are stale, and pruned before
-    /// a spare comes in, so that this never holds more than ``Settings/passiveSize`` entries.
-    private var tellers: [PeerAddress: String] = [:]
     /// Addresses asked to be neighbours (spares the refill chose, walks' ends, addresses the user named), with
     /// the time their answer is due.
     public private(set) var asked: [PeerAddress: UInt64] = [:]
@@ -254,7 +240,7 @@ public struct PartialView: Sendable {
         case .shuffleReply(let addresses):
             guard let due = shuffleReplyDue, now <= due else { return }
             shuffleReplyDue = nil
-            integrate(addresses.prefix(settings.sampleSize), toldBy: sender, evictingFirst: lastSample)
+            integrate(addresses.prefix(settings.sampleSize), evictingFirst: lastSample)
         case .onlyNeighbour(let only):
             guard active.contains(sender) else { return }
             if only { reliedOnBy.insert(sender) } else { reliedOnBy.remove(sender) }
@@ -316,7 +302,7 @@ public struct PartialView: Sendable {
     private mutating func forwardJoin(_ joiner: PeerAddress, timeToLive: Int, from sender: PeerAddress) {
         guard joiner != ownAddress else { return }
         if timeToLive <= 0 || active.count <= 1 { return walkEnded(at: joiner, by: sender) }
-        if timeToLive == settings.passiveWalkLength { addToPassive(joiner, toldBy: sender) }
+        if timeToLive == settings.passiveWalkLength { addToPassive(joiner) }
         guard let next = randomElement(of: active.subtracting([sender, joiner])) else {
             return walkEnded(at: joiner, by: sender)
         }
@@ -329,7 +315,7 @@ public struct PartialView: Sendable {
     /// every place the refill had beside a node's neighbours, and kept a node with two neighbours at two.
     private mutating func walkEnded(at joiner: PeerAddress, by neighbour: PeerAddress) {
         guard !active.contains(joiner) else { return }
-        guard !walkEndedBy.values.contains(neighbour) else { return addToPassive(joiner, toldBy: neighbour) }
+        guard !walkEndedBy.values.contains(neighbour) else { return addToPassive(joiner) }
         if ask(joiner, urgent: true, byRefill: false) { walkEndedBy[joiner] = neighbour }
     }
 
@@ -346,7 +332,7 @@ public struct PartialView: Sendable {
         // neighbour and no spare sends an empty list, and would otherwise never be given a spare.
         let answer = sample(from: passive, count: min(addresses.count + 1, settings.sampleSize))
         output.append(.send(.shuffleReply(answer), to: origin))
-        integrate(addresses + [origin], toldBy: sender, evictingFirst: answer)
+        integrate(addresses + [origin], evictingFirst: answer)
     }
 
     /// A neighbour's session ended: it is gone (not kept as a spare, it may have failed).
@@ -520,45 +506,23 @@ public struct PartialView: Sendable {
         addToPassive(neighbour)
     }
 
-    /// Keeps `address` as a spare, named by `teller` (nil: learned first hand), making room for it: one of its
-    /// host's spares goes when that host is at its cap, one the teller's host named when that one is at its cap
-    /// (both may go), and any one when the view is full still. Those in `preferred` go first (what a shuffle sent),
-    /// else one at random.
-    private mutating func addToPassive(
-        _ address: PeerAddress, toldBy teller: PeerAddress? = nil, evictingFirst preferred: [PeerAddress] = []
-    ) {
-        guard address != ownAddress, !active.contains(address) else { return }
-        guard !passive.contains(address) else {
-            // Learned first hand now (DNS-SD, the user, a former neighbour): no neighbour's share holds it any more,
-            // nor may that neighbour's flood evict it.
-            if teller == nil { tellers[address] = nil }
-            return
-        }
+    private mutating func addToPassive(_ address: PeerAddress, evictingFirst preferred: [PeerAddress] = []) {
+        guard address != ownAddress, !active.contains(address), !passive.contains(address) else { return }
         let sameHost: Set<PeerAddress> = isCapped(address) ? passive.filter { $0.host == address.host } : []
-        if sameHost.count >= max(1, settings.sparesPerHost) { evictSpare(among: sameHost, preferring: preferred) }
-        // Pruned after that eviction: the spare it removed may have been one the teller named.
-        tellers = tellers.filter { passive.contains($0.key) }
-        let tellerHost = teller.flatMap { isCapped($0) ? $0.host : nil }
-        let named = tellerHost.map { host in Set(tellers.filter { $0.value == host }.keys) } ?? []
-        if named.count >= max(1, settings.sparesPerTeller) { evictSpare(among: named, preferring: preferred) }
-        if passive.count >= settings.passiveSize { evictSpare(among: passive, preferring: preferred) }
-        passive.insert(address)
-        tellers[address] = tellerHost
-    }
-
-    /// Removes one of `candidates` from the spares: the first of `preferred` among them, else one at random.
-    private mutating func evictSpare(among candidates: Set<PeerAddress>, preferring preferred: [PeerAddress]) {
-        if let evicted = preferred.first(where: candidates.contains) ?? randomElement(of: candidates) {
-            passive.remove(evicted)
+        if sameHost.count >= max(1, settings.sparesPerHost) {
+            let evicted = preferred.first(where: sameHost.contains) ?? randomElement(of: sameHost)
+            if let evicted { passive.remove(evicted) }
+        } else if passive.count >= settings.passiveSize {
+            let evicted = preferred.first(where: { passive.contains($0) }) ?? randomElement(of: passive)
+            if let evicted { passive.remove(evicted) }
         }
+        passive.insert(address)
     }
 
-    private mutating func integrate<S: Sequence<PeerAddress>>(
-        _ addresses: S, toldBy teller: PeerAddress, evictingFirst sent: [PeerAddress]
-    ) {
+    private mutating func integrate<S: Sequence<PeerAddress>>(_ addresses: S, evictingFirst sent: [PeerAddress]) {
         var preferred = sent
         for address in addresses {
-            addToPassive(address, toldBy: teller, evictingFirst: preferred)
+            addToPassive(address, evictingFirst: preferred)
             preferred.removeAll { !passive.contains($0) }
         }
     }
