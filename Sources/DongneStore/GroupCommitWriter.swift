@@ -264,7 +264,7 @@ final class GroupCommitWriter: @unchecked Sendable {
         condition.lock()
         committed.transactions += 1
         committed.writes += batch.count
-        committed.rows += batch.reduce(0) { $0 + $1.rows }
+        committed.rows += lastBatchRows  // this batch's: only this thread takes batches, one at a time
         condition.unlock()
         let finished = Array(zip(batch.map(\.completion), results))
         logSync.afterSync { synced in
