@@ -298,6 +298,174 @@ import Testing
         #expect(view.active.contains(Self.address(4)))
     }
 
+    /// A neighbour that names a flood of addresses, each on a host of its own (none of which need answer), in
+    /// shuffles and in walks, holds at most its share of the spares: the spares the others named stay.
+    @Test func oneNeighbourNamesAtMostItsShareOfTheSparesWhateverItsFloodOfAddresses() {
+        let settings = Self.quiet
+        var view = Self.view(withNeighbours: [2, 3, 4], settings)
+        let flooder = Self.hostile(1)
+        _ = view.handle(.received(.neighbour(urgent: true), from: flooder), now: 0)
+        // Each honest neighbour's shuffle ends here with six spares of its own.
+        var honest: Set<PeerAddress> = []
+        for neighbour in [2, 3, 4] {
+            let spares = (0..<6).map { PeerAddress(host: "10.\(neighbour).0.\($0)", port: 7_000) }
+            honest.formUnion(spares)
+            let shuffle = MembershipMessage.shuffle(origin: Self.address(neighbour), timeToLive: 1, addresses: spares)
+            _ = view.handle(.received(shuffle, from: Self.address(neighbour)), now: 1)
+        }
+        #expect(view.passive == honest)
+        // The flooder's shuffles end here, and its joins' walks pass by at the step that keeps a spare.
+        var named: Set<PeerAddress> = []
+        for round in 0..<50 {
+            let addresses = (0..<settings.sampleSize).map { PeerAddress(host: "172.16.\(round).\($0)", port: 7_000) }
+            named.formUnion(addresses)
+            _ = view.handle(
+                .received(.shuffle(origin: addresses[0], timeToLive: 1, addresses: addresses), from: flooder), now: 2)
+            let joiner = PeerAddress(host: "172.17.\(round).1", port: 7_000)
+            named.insert(joiner)
+            _ = view.handle(
+                .received(.forwardJoin(joiner, timeToLive: settings.passiveWalkLength), from: flooder), now: 2)
+        }
+        #expect(view.passive.isSuperset(of: honest), "the spares the others named stay")
+        #expect(view.passive.intersection(named).count == settings.sparesPerTeller)
+        // On any of its ports.
+        let otherPort = Self.hostile(2)
+        _ = view.handle(.received(.neighbour(urgent: true), from: otherPort), now: 3)
+        let more = (0..<settings.sampleSize).map { PeerAddress(host: "172.18.0.\($0)", port: 7_000) }
+        _ = view.handle(.received(.shuffle(origin: more[0], timeToLive: 1, addresses: more), from: otherPort), now: 3)
+        #expect(view.passive.intersection(named.union(more)).count == settings.sparesPerTeller)
+        #expect(view.passive.isSuperset(of: honest))
+        // Nor when it names a spare of a host at its cap, found with DNS-SD: that host's cap makes one of those go,
+        // and the flooder's cap one of its own.
+        let shared = (1...settings.sparesPerHost + 1).map { PeerAddress(host: "10.9.9.9", port: UInt16(7_000 + $0)) }
+        for address in shared.dropLast() { _ = view.handle(.discovered(address), now: 4) }
+        _ = view.handle(.received(.shuffle(origin: shared.last!, timeToLive: 1, addresses: []), from: flooder), now: 4)
+        #expect(view.passive.count { $0.host == "10.9.9.9" } == settings.sparesPerHost)
+        #expect(view.passive.contains(shared.last!))
+        #expect(view.passive.intersection(named.union(more).union([shared.last!])).count == settings.sparesPerTeller)
+    }
+
+    /// A member at its share loses the oldest spare it named, not one at random: churn has most likely taken that
+    /// one, and an honest neighbour's next shuffle keeps what it just named.
+    @Test func aMemberAtItsShareLosesTheOldestSpareItNamed() {
+        let settings = Self.quiet
+        var view = Self.view(withNeighbours: [2, 3, 4], settings)
+        let neighbour = Self.address(2)
+        let first = (0..<6).map { PeerAddress(host: "10.2.1.\($0)", port: 7_000) }
+        let second = (0..<6).map { PeerAddress(host: "10.2.2.\($0)", port: 7_000) }
+        for spares in [first, second] { Self.shuffle(spares, from: neighbour, into: &view) }
+        #expect(settings.sparesPerTeller == 8)
+        #expect(view.passive == Set(first.suffix(2) + second), "the four it named first went, in the order named")
+        // One of those it named is found with DNS-SD: no longer its, it stays while the neighbour names more.
+        _ = view.handle(.discovered(first[5]), now: 2)
+        let third = (0..<2).map { PeerAddress(host: "10.2.3.\($0)", port: 7_000) }
+        Self.shuffle(third, from: neighbour, into: &view)
+        #expect(view.passive == Set([first[5]] + second + third), "the oldest it still named went")
+    }
+
+    /// `addresses` named by `neighbour` in a shuffle of its own that ends here.
+    static func shuffle(_ addresses: [PeerAddress], from neighbour: PeerAddress, into view: inout PartialView) {
+        let shuffle = MembershipMessage.shuffle(origin: neighbour, timeToLive: 1, addresses: addresses)
+        _ = view.handle(.received(shuffle, from: neighbour), now: 1)
+    }
+
+    /// With every place among the spares taken, a member at its share that names more gives up its own oldest:
+    /// no spare another member named, nor one learned first hand, goes for its flood.
+    @Test func aFullViewLosesNothingToAMemberAtItsShare() {
+        let settings = Self.quiet
+        var view = Self.view(withNeighbours: [2, 3, 4, 5], settings)
+        let spares = { (member: Int, round: Int) in
+            (0..<settings.sparesPerTeller).map { PeerAddress(host: "10.\(member).\(round).\($0)", port: 7_000) }
+        }
+        for member in [2, 3, 4] { Self.shuffle(spares(member, 0), from: Self.address(member), into: &view) }
+        let firstHand = (0..<settings.passiveSize - 3 * settings.sparesPerTeller).map {
+            PeerAddress(host: "10.9.0.\($0)", port: 7_000)
+        }
+        for address in firstHand { _ = view.handle(.discovered(address), now: 1) }
+        #expect(view.passive.count == settings.passiveSize)
+        let others = Set(spares(3, 0) + spares(4, 0) + firstHand)
+        for round in 1...20 { Self.shuffle(spares(2, round), from: Self.address(2), into: &view) }
+        #expect(view.passive == others.union(spares(2, 20)), "its latest share, and everything else as it was")
+    }
+
+    /// A spare that leaves the spares (here to be a neighbour) no longer counts against who named it, nor does it
+    /// when it comes back first hand (a neighbour that leaves is kept as a spare).
+    @Test func aSpareThatLeavesTheSparesLeavesItsTellersShare() {
+        let settings = Self.quiet
+        var view = Self.view(withNeighbours: [2, 3], settings)
+        let named = (0..<settings.sparesPerTeller).map { PeerAddress(host: "10.2.1.\($0)", port: 7_000) }
+        Self.shuffle(named, from: Self.address(2), into: &view)
+        _ = view.handle(.received(.neighbour(urgent: true), from: named[0]), now: 2)
+        #expect(view.active.contains(named[0]))
+        _ = view.handle(.received(.disconnect, from: named[0]), now: 3)
+        #expect(view.passive.contains(named[0]))
+        let more = (0..<settings.sparesPerTeller).map { PeerAddress(host: "10.2.2.\($0)", port: 7_000) }
+        Self.shuffle(more, from: Self.address(2), into: &view)
+        #expect(view.passive == Set([named[0]] + more))
+    }
+
+    /// On loopback (this machine), each node a person runs names spares against a share of its own: its port's.
+    @Test func aLoopbackMemberNamesSparesAgainstAShareOfItsPort() {
+        let settings = Self.quiet
+        var view = Self.view(Self.quiet)
+        _ = view.handle(.start(contact: nil), now: 0)
+        let local = (1...2).map { PeerAddress(host: "127.0.0.1", port: UInt16(7_000 + $0)) }
+        for address in local { _ = view.handle(.received(.neighbour(urgent: true), from: address), now: 0) }
+        var named: [PeerAddress: Set<PeerAddress>] = [:]
+        for round in 0..<3 {
+            for (index, member) in local.enumerated() {
+                let addresses = (0..<settings.sampleSize).map {
+                    PeerAddress(host: "10.\(index).\(round).\($0)", port: 7_000)
+                }
+                named[member, default: []].formUnion(addresses)
+                Self.shuffle(addresses, from: member, into: &view)
+            }
+        }
+        for member in local { #expect(view.passive.intersection(named[member]!).count == settings.sparesPerTeller) }
+    }
+
+    /// What a member names counts against its host whatever the message: the answers to this node's shuffles, and
+    /// walks that end here while the neighbour has one walk's end asked already. A spare learned first hand
+    /// meanwhile counts against no one, and stays.
+    @Test func whatAMemberNamesCountsAgainstItsHostWhateverTheMessage() {
+        var settings = Self.quiet
+        settings.shuffleInterval = 1_000
+        // A full view: the refill asks no spare (one that did not answer would be forgotten).
+        var view = Self.view(withNeighbours: [2, 3, 4, 5], settings)
+        let walker = PeerAddress(host: "10.0.0.77", port: 7_000)
+        _ = view.handle(.received(.neighbour(urgent: true), from: walker), now: 0)
+        let replier = Self.hostile(1)
+        let fresh = { (round: Int) in
+            (0..<settings.sampleSize).map { PeerAddress(host: "172.20.\(round).\($0)", port: 7_000) }
+        }
+        var named: Set<PeerAddress> = []
+        let firstHand = PeerAddress(host: "10.9.0.1", port: 7_000)
+        for round in 1...6 {
+            let now = UInt64(round) * 1_000
+            let sent = Self.sends(view.handle(.timer, now: now))
+            #expect(sent.contains { if case .shuffle = $0.0 { true } else { false } }, "a shuffle every interval")
+            let addresses = fresh(round)
+            named.formUnion(addresses)
+            _ = view.handle(.received(.shuffleReply(addresses), from: replier), now: now + 10)
+            // One it named is found with DNS-SD too.
+            if round == 1 { _ = view.handle(.discovered(addresses[0]), now: now + 20) }
+        }
+        #expect(view.passive.contains(fresh(1)[0]), "learned first hand, it counts against no one")
+        #expect(view.passive.intersection(named.subtracting([fresh(1)[0]])).count == settings.sparesPerTeller)
+
+        // A neighbour's walks that end here beyond the one asked are kept as spares it named.
+        _ = view.handle(.discovered(firstHand), now: 7_000)
+        var ended: Set<PeerAddress> = []
+        for index in 0..<30 {
+            let joiner = PeerAddress(host: "172.21.0.\(index)", port: 7_000)
+            ended.insert(joiner)
+            _ = view.handle(.received(.forwardJoin(joiner, timeToLive: 0), from: walker), now: 7_000)
+        }
+        #expect(view.asked.keys.filter(ended.contains).count == 1, "one walk's end asked")
+        #expect(view.passive.intersection(ended).count == settings.sparesPerTeller)
+        #expect(view.passive.contains(firstHand) && view.passive.contains(fresh(1)[0]))
+    }
+
     @Test func aHostAtItsCapIsAskedNothingAndItsRequestsThatAreNotUrgentAreRefused() {
         var view = Self.view(withNeighbours: [2, 3], Self.quiet)
         _ = view.handle(.received(.neighbour(urgent: true), from: Self.hostile(1)), now: 0)
@@ -333,12 +501,16 @@ import Testing
 
     @Test func capsBelowOneCountAsOne() {
         var settings = Self.quiet
-        (settings.neighboursPerHost, settings.sparesPerHost) = (0, -1)
+        (settings.neighboursPerHost, settings.sparesPerHost, settings.sparesPerTeller) = (0, -1, 0)
         var view = Self.view(withNeighbours: [2, 3, 4, 5, 6], settings)
         for port in 1...8 { _ = view.handle(.received(.join, from: Self.hostile(port)), now: 0) }
         #expect(view.active.count == settings.activeSize && view.active.count { $0.host == "10.0.0.66" } == 1)
         for port in 9...20 { _ = view.handle(.discovered(Self.hostile(port)), now: 0) }
         #expect(view.passive.count { $0.host == "10.0.0.66" } == 1)
+        let neighbour = view.active.first { $0.host != "10.0.0.66" }!
+        let named = (0..<5).map { PeerAddress(host: "10.7.0.\($0)", port: 7_000) }
+        Self.shuffle(named, from: neighbour, into: &view)
+        #expect(view.passive.intersection(named).count == 1)
     }
 
     @Test func loopbackAddressesAreThisMachineAndHaveNoCaps() {

@@ -31,13 +31,20 @@
 /// walks, disconnect or say they rely on this node alone, replies count only when asked for, and the views never
 /// exceed their sizes.
 ///
-/// Nor may one host, on however many ports, hold more than ``Settings/neighboursPerHost`` neighbour places
-/// (neighbours and requests) or ``Settings/sparesPerHost`` spare ones. Ports cost a host nothing, and the paper
-/// lets a join or an urgent request always find room: without the caps one machine could take every place in a
-/// node's views and cut it off from the rest (an eclipse). A host at its cap is asked nothing, its requests that
-/// are not urgent are refused, and its address that does come in (a join, an urgent request, a spare) takes the
-/// place of one of its own (a request to it first, which is withdrawn). Loopback addresses are this machine
-/// itself (several nodes a person runs on it), not a stranger's ports, and have no caps.
+/// Nor may one host, on however many ports, hold more than ``Settings/neighboursPerHost`` neighbour places (neighbours
+/// and requests) or ``Settings/sparesPerHost`` spare ones. Ports cost a host nothing, and the paper lets a join or an
+/// urgent request always find room: without the caps one machine could take every place in a node's views and cut it
+/// off from the rest (an eclipse). A host at its cap is asked nothing, its requests that are not urgent are refused,
+/// and its address that does come in (a join, an urgent request, a spare) takes the place of one of its own (a request
+/// to it first, which is withdrawn). Loopback addresses are this machine itself (several nodes a person runs on it),
+/// not a stranger's ports, and have no caps.
+///
+/// Nor may one member (one host, whatever its ports; on loopback, one port) have named more than
+/// ``Settings/sparesPerTeller`` of the spares (in the shuffles, shuffle replies and walks it sends: each address it
+/// names may be on a host of its own, and none need answer); a spare it names beyond that takes the place of the oldest
+/// it named. The share bounds what one member names, not what it relays: a stranger that is a neighbour of every
+/// neighbour of this node can pass its addresses through all of them, each up to its share, and their shares together
+/// exceed the spares. Each address that never answers then costs the refill one deadline, and is forgotten.
 ///
 /// The shell reports sessions that end and addresses it cannot reach; the instance never waits on the network.
 public struct PartialView: Sendable {
@@ -72,6 +79,16 @@ public struct PartialView: Sendable {
         public var neighboursPerHost = 2
         /// Spares one host may be, likewise (at least 1): a shuffle carries whatever addresses a neighbour names.
         public var sparesPerHost = 4
+        /// Spares one host may have named, whatever ports it names them from (on loopback, one port), at least 1:
+        /// one shuffle's sample.
+        /// A neighbour's shuffles and walks name whatever addresses it likes, each on a host of its own; without
+        /// this, one neighbour's flood of them would take every place among the spares, and the refill would
+        /// ask addresses that never answer, one deadline after the other. A walk counts against the neighbour it
+        /// came from, not its origin (which any member names as it likes): what a stranger relays through honest
+        /// neighbours takes their shares, at the pace their budgets for its messages allow. A node with one
+        /// neighbour learns the rest of its spares first hand (DNS-SD) and from the answers to its own shuffles.
+        /// A spare named beyond the share replaces the oldest its host named.
+        public var sparesPerTeller = 8
 
         /// The paper's settings for networks up to about 10,000 nodes.
         public init() {}
@@ -120,6 +137,12 @@ public struct PartialView: Sendable {
     public private(set) var active: Set<PeerAddress> = []
     /// The spares.
     public private(set) var passive: Set<PeerAddress> = []
+    /// Who named each spare a member named (see ``Settings/sparesPerTeller``), and when. A spare learned first hand
+    /// (from DNS-SD or the user, or a node that answered this one) has none. Every spare removed loses its entry
+    /// (``removeSpare(_:)``), so that this never holds more than ``Settings/passiveSize`` entries.
+    private var namings: [PeerAddress: Naming] = [:]
+    /// Spares named so far: the order of each ``Naming``.
+    private var namingsSoFar: UInt64 = 0
     /// Addresses asked to be neighbours (spares the refill chose, walks' ends, addresses the user named), with
     /// the time their answer is due.
     public private(set) var asked: [PeerAddress: UInt64] = [:]
@@ -240,7 +263,7 @@ public struct PartialView: Sendable {
         case .shuffleReply(let addresses):
             guard let due = shuffleReplyDue, now <= due else { return }
             shuffleReplyDue = nil
-            integrate(addresses.prefix(settings.sampleSize), evictingFirst: lastSample)
+            integrate(addresses.prefix(settings.sampleSize), toldBy: sender, evictingFirst: lastSample)
         case .onlyNeighbour(let only):
             guard active.contains(sender) else { return }
             if only { reliedOnBy.insert(sender) } else { reliedOnBy.remove(sender) }
@@ -302,7 +325,7 @@ public struct PartialView: Sendable {
     private mutating func forwardJoin(_ joiner: PeerAddress, timeToLive: Int, from sender: PeerAddress) {
         guard joiner != ownAddress else { return }
         if timeToLive <= 0 || active.count <= 1 { return walkEnded(at: joiner, by: sender) }
-        if timeToLive == settings.passiveWalkLength { addToPassive(joiner) }
+        if timeToLive == settings.passiveWalkLength { addToPassive(joiner, toldBy: sender) }
         guard let next = randomElement(of: active.subtracting([sender, joiner])) else {
             return walkEnded(at: joiner, by: sender)
         }
@@ -315,7 +338,7 @@ public struct PartialView: Sendable {
     /// every place the refill had beside a node's neighbours, and kept a node with two neighbours at two.
     private mutating func walkEnded(at joiner: PeerAddress, by neighbour: PeerAddress) {
         guard !active.contains(joiner) else { return }
-        guard !walkEndedBy.values.contains(neighbour) else { return addToPassive(joiner) }
+        guard !walkEndedBy.values.contains(neighbour) else { return addToPassive(joiner, toldBy: neighbour) }
         if ask(joiner, urgent: true, byRefill: false) { walkEndedBy[joiner] = neighbour }
     }
 
@@ -332,7 +355,7 @@ public struct PartialView: Sendable {
         // neighbour and no spare sends an empty list, and would otherwise never be given a spare.
         let answer = sample(from: passive, count: min(addresses.count + 1, settings.sampleSize))
         output.append(.send(.shuffleReply(answer), to: origin))
-        integrate(addresses + [origin], evictingFirst: answer)
+        integrate(addresses + [origin], toldBy: sender, evictingFirst: answer)
     }
 
     /// A neighbour's session ended: it is gone (not kept as a spare, it may have failed).
@@ -344,7 +367,7 @@ public struct PartialView: Sendable {
 
     /// Nothing reaches this address: forgotten everywhere.
     private mutating func unreachable(_ address: PeerAddress) {
-        passive.remove(address)
+        removeSpare(address)
         if asked[address] != nil {
             if askedByRefill.contains(address) { nextRefill = now }
             forgetRequest(to: address)
@@ -359,7 +382,7 @@ public struct PartialView: Sendable {
     private mutating func timer() {
         for (address, due) in asked.sorted(by: { $0.key < $1.key }) where due <= now {
             forgetRequest(to: address)
-            passive.remove(address)
+            removeSpare(address)
         }
         if let due = nextShuffle, due <= now {
             nextShuffle = now + settings.shuffleInterval
@@ -439,7 +462,7 @@ public struct PartialView: Sendable {
         if active.count >= settings.activeSize, let dropped = randomElement(of: droppable) {
             disconnect(dropped)
         }
-        passive.remove(address)
+        removeSpare(address)
         forgetRequest(to: address)
         active.insert(address)
         takenInAt = takenInAt.filter { active.contains($0.key) }  // bounded by the view's size
@@ -506,23 +529,71 @@ public struct PartialView: Sendable {
         addToPassive(neighbour)
     }
 
-    private mutating func addToPassive(_ address: PeerAddress, evictingFirst preferred: [PeerAddress] = []) {
-        guard address != ownAddress, !active.contains(address), !passive.contains(address) else { return }
-        let sameHost: Set<PeerAddress> = isCapped(address) ? passive.filter { $0.host == address.host } : []
-        if sameHost.count >= max(1, settings.sparesPerHost) {
-            let evicted = preferred.first(where: sameHost.contains) ?? randomElement(of: sameHost)
-            if let evicted { passive.remove(evicted) }
-        } else if passive.count >= settings.passiveSize {
-            let evicted = preferred.first(where: { passive.contains($0) }) ?? randomElement(of: passive)
-            if let evicted { passive.remove(evicted) }
+    /// Keeps `address` as a spare, named by `teller` (nil: learned first hand), making room for it: one of its
+    /// host's spares goes when that host is at its cap, the oldest the teller named when that one is at its share
+    /// (both may go), and any one when the view is full still. Those in `preferred` go first (what a shuffle sent),
+    /// else one at random.
+    private mutating func addToPassive(
+        _ address: PeerAddress, toldBy teller: PeerAddress? = nil, evictingFirst preferred: [PeerAddress] = []
+    ) {
+        guard address != ownAddress, !active.contains(address) else { return }
+        guard !passive.contains(address) else {
+            // Learned first hand now (DNS-SD, the user, a node that answered): no member's share holds it any
+            // more, nor is it among the spares the member that named it gives up for more.
+            if teller == nil { namings[address] = nil }
+            return
         }
+        let sameHost: Set<PeerAddress> = isCapped(address) ? passive.filter { $0.host == address.host } : []
+        if sameHost.count >= max(1, settings.sparesPerHost) { evictSpare(among: sameHost, preferring: preferred) }
+        let tellerKey = teller.map(Self.tellerKey)
+        if let tellerKey { evictOldestNamed(by: tellerKey) }
+        if passive.count >= settings.passiveSize { evictSpare(among: passive, preferring: preferred) }
         passive.insert(address)
+        if let tellerKey {
+            namingsSoFar += 1
+            namings[address] = Naming(teller: tellerKey, order: namingsSoFar)
+        }
     }
 
-    private mutating func integrate<S: Sequence<PeerAddress>>(_ addresses: S, evictingFirst sent: [PeerAddress]) {
+    /// Whose share a spare `teller` names counts against: its host, whatever its port, since ports cost a host
+    /// nothing. On loopback, this machine itself, each node a person runs (each port) has a share of its own: its
+    /// addresses have no caps, but what it names may be what strangers told it.
+    private static func tellerKey(_ teller: PeerAddress) -> String {
+        teller.isLoopback ? "\(teller.host):\(teller.port)" : teller.host
+    }
+
+    /// Makes room for one more spare `teller` names when it has named its share: the oldest of those goes. Churn
+    /// has most likely taken that one away, and an honest neighbour's shuffles, which carry nearly a share each,
+    /// then replace its own stale spares rather than its fresh ones (at random, healing under churn was slower).
+    private mutating func evictOldestNamed(by teller: String) {
+        let named = namings.filter { $0.value.teller == teller }
+        guard named.count >= max(1, settings.sparesPerTeller),
+            let oldest = named.min(by: { $0.value.order < $1.value.order })
+        else { return }
+        removeSpare(oldest.key)
+    }
+
+    /// Removes one of `candidates` from the spares: the first of `preferred` among them, else one at random.
+    private mutating func evictSpare(among candidates: Set<PeerAddress>, preferring preferred: [PeerAddress]) {
+        if let evicted = preferred.first(where: candidates.contains) ?? randomElement(of: candidates) {
+            removeSpare(evicted)
+        }
+    }
+
+    /// The one way a spare goes: with who named it.
+    private mutating func removeSpare(_ address: PeerAddress) {
+        passive.remove(address)
+        namings[address] = nil
+    }
+
+    /// Keeps the `addresses` `teller` named as spares, making room with those this node `sent` first (HyParView's
+    /// shuffle: what one side gave away makes room for what it got).
+    private mutating func integrate<S: Sequence<PeerAddress>>(
+        _ addresses: S, toldBy teller: PeerAddress, evictingFirst sent: [PeerAddress]
+    ) {
         var preferred = sent
         for address in addresses {
-            addToPassive(address, evictingFirst: preferred)
+            addToPassive(address, toldBy: teller, evictingFirst: preferred)
             preferred.removeAll { !passive.contains($0) }
         }
     }
@@ -560,5 +631,13 @@ public struct PartialView: Sendable {
 
     private mutating func randomElement(of set: Set<PeerAddress>) -> PeerAddress? {
         set.sorted().randomElement(using: &random)
+    }
+
+    /// Who named a spare, and when (see ``namings``).
+    private struct Naming: Sendable {
+        /// The member whose message named the spare (``tellerKey(_:)``).
+        var teller: String
+        /// Its place among the spares named so far: the lowest of a host's goes first.
+        var order: UInt64
     }
 }
