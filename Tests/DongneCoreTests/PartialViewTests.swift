@@ -335,14 +335,29 @@ import Testing
         _ = view.handle(.received(.shuffle(origin: more[0], timeToLive: 1, addresses: more), from: otherPort), now: 3)
         #expect(view.passive.intersection(named.union(more)).count == settings.sparesPerTeller)
         #expect(view.passive.isSuperset(of: honest))
-        // Nor when it names a spare of a host at its cap, found with DNS-SD: that host's cap makes one of those go,
-        // and the flooder's cap one of its own.
+        // Nor through a host at its cap: the spares of it found with DNS-SD stay, and another port of it that the
+        // flooder names is not kept (it named none of that host's spares to give up).
         let shared = (1...settings.sparesPerHost + 1).map { PeerAddress(host: "10.9.9.9", port: UInt16(7_000 + $0)) }
         for address in shared.dropLast() { _ = view.handle(.discovered(address), now: 4) }
         _ = view.handle(.received(.shuffle(origin: shared.last!, timeToLive: 1, addresses: []), from: flooder), now: 4)
+        #expect(view.passive.isSuperset(of: shared.dropLast()) && !view.passive.contains(shared.last!))
+        #expect(view.passive.intersection(named.union(more)).count == settings.sparesPerTeller)
+        #expect(view.passive.isSuperset(of: honest))
+    }
+
+    /// At a host's cap, a member that named some of its spares makes room among those: what others named there, or
+    /// this node found, stays.
+    @Test func atAHostsCapAMemberGivesUpOnlyWhatItNamedThere() {
+        let settings = Self.quiet
+        var view = Self.view(withNeighbours: [2, 3], settings)
+        let host = (1...settings.sparesPerHost + 2).map { PeerAddress(host: "10.9.9.9", port: UInt16(7_000 + $0)) }
+        for address in host.prefix(2) { _ = view.handle(.discovered(address), now: 1) }
+        Self.shuffle(Array(host[2..<4]), from: Self.address(2), into: &view)
+        Self.shuffle([host[4]], from: Self.address(3), into: &view)
+        #expect(view.passive == Set(host.prefix(2) + host[2..<4]), "the host is at its cap; 3 named none of its spares")
+        Self.shuffle([host[5]], from: Self.address(2), into: &view)
+        #expect(view.passive.isSuperset(of: host.prefix(2)) && view.passive.contains(host[5]))
         #expect(view.passive.count { $0.host == "10.9.9.9" } == settings.sparesPerHost)
-        #expect(view.passive.contains(shared.last!))
-        #expect(view.passive.intersection(named.union(more).union([shared.last!])).count == settings.sparesPerTeller)
     }
 
     /// A member at its share loses the oldest spare it named, not one at random: churn has most likely taken that
@@ -363,10 +378,13 @@ import Testing
         #expect(view.passive == Set([first[5]] + second + third), "the oldest it still named went")
     }
 
-    /// `addresses` named by `neighbour` in a shuffle of its own that ends here.
-    static func shuffle(_ addresses: [PeerAddress], from neighbour: PeerAddress, into view: inout PartialView) {
+    /// `addresses` named by `neighbour` in a shuffle of its own that ends here, at `now` (the time matters to no
+    /// test that uses this: quiet settings shuffle never, and nothing is asked).
+    static func shuffle(
+        _ addresses: [PeerAddress], from neighbour: PeerAddress, into view: inout PartialView, now: UInt64 = 1
+    ) {
         let shuffle = MembershipMessage.shuffle(origin: neighbour, timeToLive: 1, addresses: addresses)
-        _ = view.handle(.received(shuffle, from: neighbour), now: 1)
+        _ = view.handle(.received(shuffle, from: neighbour), now: now)
     }
 
     /// With every place among the spares taken, a member at its share that names more gives up its own oldest:
@@ -388,8 +406,8 @@ import Testing
         #expect(view.passive == others.union(spares(2, 20)), "its latest share, and everything else as it was")
     }
 
-    /// A spare that leaves the spares (here to be a neighbour) no longer counts against who named it, nor does it
-    /// when it comes back first hand (a neighbour that leaves is kept as a spare).
+    /// A spare that leaves the spares no longer counts against who named it: one that became a neighbour, nor when
+    /// it comes back first hand (a neighbour that leaves is kept as a spare), and one nothing reaches.
     @Test func aSpareThatLeavesTheSparesLeavesItsTellersShare() {
         let settings = Self.quiet
         var view = Self.view(withNeighbours: [2, 3], settings)
@@ -402,12 +420,17 @@ import Testing
         let more = (0..<settings.sparesPerTeller).map { PeerAddress(host: "10.2.2.\($0)", port: 7_000) }
         Self.shuffle(more, from: Self.address(2), into: &view)
         #expect(view.passive == Set([named[0]] + more))
+        // The newest it named is unreachable: one more fits in its share, and its oldest stays.
+        _ = view.handle(.unreachable(more.last!), now: 4)
+        let last = PeerAddress(host: "10.2.3.1", port: 7_000)
+        Self.shuffle([last], from: Self.address(2), into: &view)
+        #expect(view.passive == Set([named[0], last] + more.dropLast()))
     }
 
     /// On loopback (this machine), each node a person runs names spares against a share of its own: its port's.
     @Test func aLoopbackMemberNamesSparesAgainstAShareOfItsPort() {
         let settings = Self.quiet
-        var view = Self.view(Self.quiet)
+        var view = Self.view(settings)
         _ = view.handle(.start(contact: nil), now: 0)
         let local = (1...2).map { PeerAddress(host: "127.0.0.1", port: UInt16(7_000 + $0)) }
         for address in local { _ = view.handle(.received(.neighbour(urgent: true), from: address), now: 0) }
@@ -415,7 +438,7 @@ import Testing
         for round in 0..<3 {
             for (index, member) in local.enumerated() {
                 let addresses = (0..<settings.sampleSize).map {
-                    PeerAddress(host: "10.\(index).\(round).\($0)", port: 7_000)
+                    PeerAddress(host: "10.\(index + 1).\(round).\($0)", port: 7_000)
                 }
                 named[member, default: []].formUnion(addresses)
                 Self.shuffle(addresses, from: member, into: &view)
@@ -430,9 +453,9 @@ import Testing
     @Test func whatAMemberNamesCountsAgainstItsHostWhateverTheMessage() {
         var settings = Self.quiet
         settings.shuffleInterval = 1_000
-        // A full view: the refill asks no spare (one that did not answer would be forgotten).
         var view = Self.view(withNeighbours: [2, 3, 4, 5], settings)
         let walker = PeerAddress(host: "10.0.0.77", port: 7_000)
+        // A full view from here on: the refill asks no spare (one that did not answer would be forgotten).
         _ = view.handle(.received(.neighbour(urgent: true), from: walker), now: 0)
         let replier = Self.hostile(1)
         let fresh = { (round: Int) in

@@ -42,9 +42,11 @@
 /// Nor may one member (one host, whatever its ports; on loopback, one port) have named more than
 /// ``Settings/sparesPerTeller`` of the spares (in the shuffles, shuffle replies and walks it sends: each address it
 /// names may be on a host of its own, and none need answer); a spare it names beyond that takes the place of the oldest
-/// it named. The share bounds what one member names, not what it relays: a stranger that is a neighbour of every
-/// neighbour of this node can pass its addresses through all of them, each up to its share, and their shares together
-/// exceed the spares. Each address that never answers then costs the refill one deadline, and is forgotten.
+/// it named, and one of a host at its cap takes the place of one it named there, else is not kept. The share is per
+/// member that passes an address on, not per origin: a stranger that is a neighbour of every neighbour of this node can
+/// pass its addresses through all of them, each up to its share, and their shares together exceed the spares. Each
+/// address that never answers then costs the refill one deadline, and is forgotten (which frees a place in its teller's
+/// share).
 ///
 /// The shell reports sessions that end and addresses it cannot reach; the instance never waits on the network.
 public struct PartialView: Sendable {
@@ -79,15 +81,15 @@ public struct PartialView: Sendable {
         public var neighboursPerHost = 2
         /// Spares one host may be, likewise (at least 1): a shuffle carries whatever addresses a neighbour names.
         public var sparesPerHost = 4
-        /// Spares one host may have named, whatever ports it names them from (on loopback, one port), at least 1:
-        /// one shuffle's sample.
+        /// Spares one host may have named, whatever ports it names them from (on loopback, one port); at least 1,
+        /// and by default one shuffle's sample.
         /// A neighbour's shuffles and walks name whatever addresses it likes, each on a host of its own; without
         /// this, one neighbour's flood of them would take every place among the spares, and the refill would
         /// ask addresses that never answer, one deadline after the other. A walk counts against the neighbour it
         /// came from, not its origin (which any member names as it likes): what a stranger relays through honest
         /// neighbours takes their shares, at the pace their budgets for its messages allow. A node with one
         /// neighbour learns the rest of its spares first hand (DNS-SD) and from the answers to its own shuffles.
-        /// A spare named beyond the share replaces the oldest its host named.
+        /// A spare named beyond the share replaces the oldest it named (on loopback, its port).
         public var sparesPerTeller = 8
 
         /// The paper's settings for networks up to about 10,000 nodes.
@@ -138,8 +140,9 @@ public struct PartialView: Sendable {
     /// The spares.
     public private(set) var passive: Set<PeerAddress> = []
     /// Who named each spare a member named (see ``Settings/sparesPerTeller``), and when. A spare learned first hand
-    /// (from DNS-SD or the user, or a node that answered this one) has none. Every spare removed loses its entry
-    /// (``removeSpare(_:)``), so that this never holds more than ``Settings/passiveSize`` entries.
+    /// (from DNS-SD or the user, a former neighbour, or a node that accepted this one's request) has none. Every spare
+    /// removed loses its entry (``removeSpare(_:)``), so that this never holds more than ``Settings/passiveSize``
+    /// entries.
     private var namings: [PeerAddress: Naming] = [:]
     /// Spares named so far: the order of each ``Naming``.
     private var namingsSoFar: UInt64 = 0
@@ -530,22 +533,29 @@ public struct PartialView: Sendable {
     }
 
     /// Keeps `address` as a spare, named by `teller` (nil: learned first hand), making room for it: one of its
-    /// host's spares goes when that host is at its cap, the oldest the teller named when that one is at its share
-    /// (both may go), and any one when the view is full still. Those in `preferred` go first (what a shuffle sent),
-    /// else one at random.
+    /// host's spares goes when that host is at its cap (one the teller named, else the address is not kept), the
+    /// oldest the teller named when it is at its share (both may go), and any one when the view is full still.
+    /// Among the host's spares or the view's, those in `preferred` go first (what a shuffle sent), else one at
+    /// random.
     private mutating func addToPassive(
         _ address: PeerAddress, toldBy teller: PeerAddress? = nil, evictingFirst preferred: [PeerAddress] = []
     ) {
         guard address != ownAddress, !active.contains(address) else { return }
         guard !passive.contains(address) else {
-            // Learned first hand now (DNS-SD, the user, a node that answered): no member's share holds it any
-            // more, nor is it among the spares the member that named it gives up for more.
+            // Learned first hand now (DNS-SD, the user, a former neighbour): no member's share holds it any more,
+            // nor is it among the spares the member that named it gives up for more.
             if teller == nil { namings[address] = nil }
             return
         }
-        let sameHost: Set<PeerAddress> = isCapped(address) ? passive.filter { $0.host == address.host } : []
-        if sameHost.count >= max(1, settings.sparesPerHost) { evictSpare(among: sameHost, preferring: preferred) }
         let tellerKey = teller.map(Self.tellerKey)
+        let sameHost: Set<PeerAddress> = isCapped(address) ? passive.filter { $0.host == address.host } : []
+        if sameHost.count >= max(1, settings.sparesPerHost) {
+            // A member makes room on a host only among what it named there: else, naming ports of a host at its
+            // cap one after the other, it would replace every spare of that host others named or this node found.
+            let evictable = tellerKey.map { key in sameHost.filter { namings[$0]?.teller == key } } ?? sameHost
+            guard !evictable.isEmpty else { return }
+            evictSpare(among: evictable, preferring: preferred)
+        }
         if let tellerKey { evictOldestNamed(by: tellerKey) }
         if passive.count >= settings.passiveSize { evictSpare(among: passive, preferring: preferred) }
         passive.insert(address)
@@ -637,7 +647,7 @@ public struct PartialView: Sendable {
     private struct Naming: Sendable {
         /// The member whose message named the spare (``tellerKey(_:)``).
         var teller: String
-        /// Its place among the spares named so far: the lowest of a host's goes first.
+        /// Its place among the spares named so far: the lowest of a teller's goes first.
         var order: UInt64
     }
 }
