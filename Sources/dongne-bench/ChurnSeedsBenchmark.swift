@@ -13,7 +13,9 @@ enum ChurnSeedsBenchmark {
         let forty = arguments.contains("forty")
         let beside = arguments.contains("beside")
         let seeds = arguments.compactMap { UInt64($0) }
-        guard !seeds.isEmpty else {
+        // A word misspelt would otherwise run another scenario than the one asked for, without a word.
+        let understood = arguments.allSatisfy { ["forty", "beside"].contains($0) || UInt64($0) != nil }
+        guard !seeds.isEmpty, understood else {
             FileHandle.standardError.write(Data("usage: dongne-bench simulate seeds [forty] [beside] SEED…\n".utf8))
             return false
         }

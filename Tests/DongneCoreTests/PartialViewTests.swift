@@ -378,13 +378,11 @@ import Testing
         #expect(view.passive == Set([first[5]] + second + third), "the oldest it still named went")
     }
 
-    /// `addresses` named by `neighbour` in a shuffle of its own that ends here, at `now` (the time matters to no
-    /// test that uses this: quiet settings shuffle never, and nothing is asked).
-    static func shuffle(
-        _ addresses: [PeerAddress], from neighbour: PeerAddress, into view: inout PartialView, now: UInt64 = 1
-    ) {
+    /// `addresses` named by `neighbour` in a shuffle of its own that ends here. The time is fixed: it matters to no
+    /// test that uses this (quiet settings never shuffle, and nothing is asked).
+    static func shuffle(_ addresses: [PeerAddress], from neighbour: PeerAddress, into view: inout PartialView) {
         let shuffle = MembershipMessage.shuffle(origin: neighbour, timeToLive: 1, addresses: addresses)
-        _ = view.handle(.received(shuffle, from: neighbour), now: now)
+        _ = view.handle(.received(shuffle, from: neighbour), now: 1)
     }
 
     /// With every place among the spares taken, a member at its share that names more gives up its own oldest:
