@@ -498,8 +498,8 @@ extension EventLoop {
         }
 
         /// Waits (when `wait`) until the eventfd or a watched descriptor is ready, or `until` (the earliest
-        /// timer), then runs the timers due and the handlers of the ready descriptors; while a descriptor epoll
-        /// refused is watched (`refused`), waits no longer than ``refusedDescriptorInterval`` and runs its
+        /// timer), then runs the handlers of the ready descriptors and then the timers due; while a descriptor
+        /// epoll refused is watched (`refused`), waits no longer than ``refusedDescriptorInterval`` and runs its
         /// handler too.
         private func poll(wait: Bool, until: ContinuousClock.Instant?, refused: Bool) {
             // The clock is read only while a refused descriptor needs the wait cut short, not on every turn.
@@ -515,7 +515,6 @@ extension EventLoop {
             state.withLock { $0.sleeping = false }
             let ready = 0..<max(0, Int(count))  // -1: EINTR and the like, look again
             let timerDue = ready.contains { readyDescriptors[$0] == timerDescriptor } || until.map { $0 <= .now } ?? false
-            if timerDue { runDueTimers() }
             for index in ready {
                 let descriptor = readyDescriptors[index]
                 if descriptor == timerDescriptor { continue }
@@ -527,6 +526,9 @@ extension EventLoop {
                 handle(descriptor, generation: readyGenerations[index], events: readyEvents[index])
             }
             if refused { handleRefused() }
+            // Timers last: after a turn held up past a deadline (a busy or stalled process), what the descriptors
+            // already hold is heard before a timer that would take it for missing (a connection's deadline).
+            if timerDue { runDueTimers() }
         }
 
         /// Runs the handler of a descriptor epoll found ready with `events`, for what it is watched for, if the

@@ -291,6 +291,31 @@ import DongneSystem
         loop.cancel(late)
     }
 
+    /// A loop held up past a deadline (a busy or stalled process) hears first what its descriptors say: a reply
+    /// that arrived in time wins over the timer that would call it missing.
+    @Test func whatArrivedBeforeAStallIsHeardBeforeATimerThatCameDueDuringIt() async throws {
+        let loop = try EventLoop(name: "test-loop")
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let (reader, writer) = (ends[0], ends[1])
+        #expect(fcntl(reader, F_SETFL, O_NONBLOCK) == 0)
+        defer { close(writer) }
+        let log = Log<String>()
+        loop.watch(reader) {
+            var byte: UInt8 = 0
+            while read(reader, &byte, 1) == 1 { log.add("reply") }
+        }
+        loop.execute {
+            loop.schedule(at: .now + .milliseconds(20)) { log.add("deadline") }
+            var byte: UInt8 = 1
+            _ = write(writer, &byte, 1)
+            usleep(100_000)  // the stall: the loop's thread is busy past the deadline
+        }
+        #expect(await Self.eventually { log.all.count == 2 })
+        #expect(log.all == ["reply", "deadline"])
+        #expect(await Self.unwatchAndClose(reader, on: loop))
+    }
+
     @Test func theThreadEndsOnceTheLoopIsReleased() async throws {
         let name = "loop-\(UInt16.random(in: 1_000...9_999))"
         var loop: EventLoop? = try EventLoop(name: name)
