@@ -82,10 +82,7 @@ import DongneSystem
 
     @Test func aWatchedDescriptorsHandlerRunsOnTheLoopWhenItIsReadable() async throws {
         let loop = try EventLoop(name: "test-loop")
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        let (reader, writer) = (ends[0], ends[1])
-        #expect(fcntl(reader, F_SETFL, O_NONBLOCK) == 0)
+        let (reader, writer) = Self.nonBlockingPipe()
         defer { close(writer) }
         let log = Log<(UInt8, Bool)>()
         loop.watch(reader) {
@@ -199,12 +196,7 @@ import DongneSystem
     /// connecting would take it for "writable"); the new one's handler runs once the new one is ready.
     @Test func anEventOfADescriptorReplacedInTheSameTurnReachesNoHandler() async throws {
         let loop = try EventLoop(name: "test-loop")
-        let pipes = (0..<3).map { _ in
-            var ends: [Int32] = [0, 0]
-            #expect(pipe(&ends) == 0)
-            #expect(fcntl(ends[0], F_SETFL, O_NONBLOCK) == 0)
-            return (reader: ends[0], writer: ends[1])
-        }
+        let pipes = (0..<3).map { _ in Self.nonBlockingPipe() }
         let (first, second, replacement) = (pipes[0], pipes[1], pipes[2])
         defer { for end in [first.writer, second.writer, replacement.writer, replacement.reader] { close(end) } }
         let replacementReads = Log<Int>()  // bytes read by each call of the new handler
@@ -295,10 +287,7 @@ import DongneSystem
     /// that arrived in time wins over the timer that would call it missing.
     @Test func whatArrivedBeforeAStallIsHeardBeforeATimerThatCameDueDuringIt() async throws {
         let loop = try EventLoop(name: "test-loop")
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        let (reader, writer) = (ends[0], ends[1])
-        #expect(fcntl(reader, F_SETFL, O_NONBLOCK) == 0)
+        let (reader, writer) = Self.nonBlockingPipe()
         defer { close(writer) }
         let log = Log<String>()
         loop.watch(reader) {
@@ -334,6 +323,14 @@ import DongneSystem
             (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         })
+    }
+
+    /// A pipe whose reading end does not block, as a loop's descriptors must not.
+    static func nonBlockingPipe() -> (reader: Int32, writer: Int32) {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        #expect(fcntl(ends[0], F_SETFL, O_NONBLOCK) == 0)
+        return (ends[0], ends[1])
     }
 
     /// Unwatches `descriptor` and closes it on `loop`, as its owners do; whether that was done.
