@@ -1,6 +1,6 @@
 """Hostile peers against a running `dongne` node, each scenario measuring what an honest peer still gets.
 
-    unshare -n -- .build/python/bin/python Tests/python/hostile.py SCENARIO [--binary PATH]
+    unshare -n -- .build/python/bin/python Tests/python/hostile.py SCENARIO [--binary PATH]   (default: .build/release/dongne)
 
 Run it only inside a private network namespace (it refuses to run where any interface but `lo` exists): it brings
 `lo` up, starts one node (`dongne --port 0 --no-dnssd --json --channel 서울특별시`), connects an honest peer from
@@ -53,10 +53,10 @@ import nacl.signing  # noqa: E402
 import negentropy_ref  # noqa: E402
 from peer import (  # noqa: E402
     CHANNEL,
-    DONGNE,
     MAXIMUM_CREATED,
     QUICK_STAMP_SEED,
     MAXIMUM_DOCUMENT_BYTES,
+    ROOT,
     Node,
     Peer,
     channel_id,
@@ -1044,7 +1044,8 @@ def in_private_network_namespace():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
-    parser.add_argument("--binary", default=str(DONGNE))
+    # The release build, as test_hostile.py runs it: the scenarios time an honest peer's messages.
+    parser.add_argument("--binary", default=str(ROOT / ".build/release/dongne"))
     parser.add_argument("--sybil-keys", type=int, default=None,
                         help="sybil, sybil-text: this many fresh author keys, 25 documents per session")
     options = parser.parse_args()
