@@ -1,6 +1,8 @@
 """Hostile peers against a running `dongne` node, each scenario measuring what an honest peer still gets.
 
-    unshare -n -- .build/python/bin/python Tests/python/hostile.py SCENARIO [--binary PATH]   (default: .build/release/dongne)
+    unshare -n -- .build/python/bin/python Tests/python/hostile.py SCENARIO [--binary PATH]
+
+PATH defaults to .build/release/dongne, the build test_hostile.py times.
 
 Run it only inside a private network namespace (it refuses to run where any interface but `lo` exists): it brings
 `lo` up, starts one node (`dongne --port 0 --no-dnssd --json --channel 서울특별시`), connects an honest peer from
