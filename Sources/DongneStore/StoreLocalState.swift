@@ -77,12 +77,21 @@ extension Store {
         completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
     ) {
         pendingLocalWrites.update { pending in for document in documents { pending.insert(document.id) } }
+        let ids = documents.map(\.id)
+        uncommittedLocalWrites.update { uncommitted in uncommitted.formUnion(ids) }
         for document in documents {
             authorUsage.add(document.bytes.count, for: AuthorUsage.Key(document))
         }
         let outcomes = Locked<[InsertOutcome]>([])
-        submit(rows: documents.count, deferrable: deferrable, whenVisible: whenVisible) {
+        let committed: @Sendable () -> Void = { [uncommittedLocalWrites] in
+            uncommittedLocalWrites.update { uncommitted in uncommitted.subtract(ids) }
+        }
+        submit(rows: documents.count, deferrable: deferrable, whenVisible: {
+            committed()
+            whenVisible?()
+        }) {
             [pendingLocalWrites, reconciliationCache, authorUsage] result in
+            committed()  // also when it failed
             switch result {
             case .success:
                 reconciliationCache.add(documents)
@@ -230,10 +239,20 @@ extension Store {
 
     /// Durably clears the pending state of local writes ``takePendingWrites(among:)`` returned; those it
     /// cleared.
+    ///
+    /// Deferrable, as a received message's insert is (``insert(_:deferrable:whenVisible:)``), when every one of
+    /// them is committed already: it then rides in the next commit, or in one of its own after the writer's
+    /// hold. A node sending a stream of messages gets each one's acknowledgements a few milliseconds after it
+    /// sent it, about when it sends the next, and clearing them at once cost a commit and an fsync of their own
+    /// on the way of that next message. Nothing but the pending flag waits for it (`hasPendingWrites`, which
+    /// turns false that much later), and losing it in a crash only sends the writes once more. Should one of
+    /// them still wait for its own commit (held, deferrable), the clearing commits at once and takes it along:
+    /// the `send` that wrote it returns once it is on disk.
     public func clearPending(_ pending: [DocumentID]) async throws(StoreError) -> [DocumentID] {
         guard !pending.isEmpty else { return [] }
         let cleared = Locked<[DocumentID]>([])
-        try await writeSQL { connection throws(SQLiteError) in
+        let allCommitted = uncommittedLocalWrites.update { uncommitted in uncommitted.isDisjoint(with: pending) }
+        try await writeSQL(rows: pending.count, deferrable: allCommitted) { connection throws(SQLiteError) in
             var done: [DocumentID] = []
             for id in pending {
                 try connection.statement("DELETE FROM pending_writes WHERE id = ?").bind(.blob(id.bytes)).run()

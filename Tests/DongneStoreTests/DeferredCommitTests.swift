@@ -3,8 +3,8 @@ import DongneStore
 import Foundation
 import Testing
 
-/// Deferrable writes (messages already shown from memory) may wait for their commit; everything else commits at
-/// once, and takes any held writes with it.
+/// Deferrable writes (messages already shown from memory, and the clearing of committed writes' pending state)
+/// may wait for their commit; everything else commits at once, and takes any held writes with it.
 ///
 /// A hold keeps a write in the writer's queue; committing and syncing it afterwards takes as long as the disk
 /// takes (a busy CI machine's disk once stalled every commit for a minute). So the tests that say "not held"
@@ -77,6 +77,47 @@ import Testing
         let write = SubmittedInsert(store, [], deferrable: true)
         #expect(await waitUntilTaken(store), "duplicates are acknowledged behind it: at once")
         #expect(try await write.outcomes().isEmpty)
+    }
+
+    /// Clearing the pending state of local writes already committed is deferrable (a node sending a stream of
+    /// messages gets each one's acknowledgements about when it sends the next): it waits for the next commit,
+    /// here a write that is not deferrable, and shares it. That the clearing does not commit on its own is
+    /// watched for a quarter of a second, in which a clearing that is not held commits.
+    @Test func clearingThePendingStateOfCommittedWritesWaitsForTheNextCommit() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"), deferredCommitDelay: Self.long)
+        defer { store.close() }
+        let mine = try message("보낸 글")
+        _ = try await store.insertLocal([mine])
+        let before = store.statistics.transactions
+        let clearing = Task { try await store.acknowledge([mine.id]) }
+        let watched = ContinuousClock.now + .milliseconds(250)
+        while ContinuousClock.now < watched, store.statistics.transactions == before {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(store.statistics.transactions == before, "the clearing committed on its own")
+        let next = SubmittedInsert(store, [try message("남의 글", by: Keys.bob, at: 1_001)])
+        #expect(try await next.outcomes() == [.stored])
+        #expect(try await clearing.value == [mine.id])
+        #expect(store.statistics.transactions == before + 1, "one commit for both")
+    }
+
+    /// Clearing the pending state of a local write whose own commit is held commits at once and takes that
+    /// write along: the `send` that wrote it returns once it is on disk, and its peer has stored it already.
+    @Test func clearingThePendingStateOfAHeldLocalWriteCommitsItAtOnce() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.file("store.sqlite"), deferredCommitDelay: Self.long)
+        defer { store.close() }
+        let mine = try message("아직 저장 전")
+        let stored = AsyncStream<Void>.makeStream()
+        store.submitLocal([mine], deferrable: true) { _ in stored.continuation.finish() }
+        let clearing = Task { try await store.acknowledge([mine.id]) }
+        #expect(await waitUntilTaken(store), "neither waited for the hold")
+        #expect(try await clearing.value == [mine.id])
+        for await _ in stored.stream {}
+        #expect(store.statistics.transactions == 1)
     }
 }
 
