@@ -32,7 +32,9 @@ import DongneSystem
 /// lands on the way of that same message to the listeners of the other processes that got it. A few
 /// milliseconds later it lands in the quiet between messages instead, and the messages of a burst share one
 /// commit. Nothing waits for it meanwhile but the message's durability: its acknowledgement to the peer that
-/// sent it, and the return of a local `send`.
+/// sent it, and the return of a local `send`. Clearing the pending state of local writes that peers stored is
+/// deferrable too once those writes are committed (`Store.clearPending`): only the pending flag listeners see
+/// waits for it.
 final class GroupCommitWriter: @unchecked Sendable {
     /// A queued unit of work and the callback that learns how it ended.
     struct Write {

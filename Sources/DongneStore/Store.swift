@@ -22,9 +22,9 @@ public final class Store: Sendable {
     /// acknowledgement (most are for documents forwarded from others) is checked here without touching SQLite.
     /// Updated when a local write is queued, so an acknowledgement can never overtake the write it clears.
     let pendingLocalWrites: Locked<Set<DocumentID>>
-    /// The local writes queued and not committed yet (a held deferrable commit, say): clearing the pending
-    /// state of one of them commits at once, since its `send` waits for that commit (``clearPending(_:)``).
-    let uncommittedLocalWrites = Locked<Set<DocumentID>>([])
+    /// The local writes queued and not committed yet: clearing the pending state of one of them commits at once,
+    /// since its `send` waits for that commit (``clearPending(_:)``).
+    let uncommittedLocalWrites = UncommittedLocalWrites()
     /// What a received message's way to listeners asks about the store, answered from memory (the stored ids
     /// are loaded in the background after opening).
     let known: KnownDocuments

@@ -77,15 +77,11 @@ extension Store {
         completion: @escaping @Sendable (Result<[InsertOutcome], StoreError>) -> Void
     ) {
         pendingLocalWrites.update { pending in for document in documents { pending.insert(document.id) } }
-        let ids = documents.map(\.id)
-        uncommittedLocalWrites.update { uncommitted in uncommitted.formUnion(ids) }
+        let committed = uncommittedLocalWrites.queue(documents.map(\.id))
         for document in documents {
             authorUsage.add(document.bytes.count, for: AuthorUsage.Key(document))
         }
         let outcomes = Locked<[InsertOutcome]>([])
-        let committed: @Sendable () -> Void = { [uncommittedLocalWrites] in
-            uncommittedLocalWrites.update { uncommitted in uncommitted.subtract(ids) }
-        }
         submit(rows: documents.count, deferrable: deferrable, whenVisible: {
             committed()
             whenVisible?()
@@ -247,11 +243,12 @@ extension Store {
     /// on the way of that next message. Nothing but the pending flag waits for it (`hasPendingWrites`, which
     /// turns false that much later), and losing it in a crash only sends the writes once more. Should one of
     /// them still wait for its own commit (held, deferrable), the clearing commits at once and takes it along:
-    /// the `send` that wrote it returns once it is on disk.
+    /// the `send` that wrote it returns once it is on disk. Clearing more than a datagram's worth is never held
+    /// (`GroupCommitWriter.deferrableRows`).
     public func clearPending(_ pending: [DocumentID]) async throws(StoreError) -> [DocumentID] {
         guard !pending.isEmpty else { return [] }
         let cleared = Locked<[DocumentID]>([])
-        let allCommitted = uncommittedLocalWrites.update { uncommitted in uncommitted.isDisjoint(with: pending) }
+        let allCommitted = uncommittedLocalWrites.noneOf(pending)
         try await writeSQL(rows: pending.count, deferrable: allCommitted) { connection throws(SQLiteError) in
             var done: [DocumentID] = []
             for id in pending {

@@ -81,8 +81,8 @@ import Testing
 
     /// Clearing the pending state of local writes already committed is deferrable (a node sending a stream of
     /// messages gets each one's acknowledgements about when it sends the next): it waits for the next commit,
-    /// here a write that is not deferrable, and shares it. That the clearing does not commit on its own is
-    /// watched for a quarter of a second, in which a clearing that is not held commits.
+    /// here a write that is not deferrable, and shares it. Once the clearing is queued, that it does not commit
+    /// on its own is watched for a quarter of a second, in which a clearing that is not held commits.
     @Test func clearingThePendingStateOfCommittedWritesWaitsForTheNextCommit() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -92,6 +92,7 @@ import Testing
         _ = try await store.insertLocal([mine])
         let before = store.statistics.transactions
         let clearing = Task { try await store.acknowledge([mine.id]) }
+        #expect(await waitUntilQueued(store), "the clearing was never queued")
         let watched = ContinuousClock.now + .milliseconds(250)
         while ContinuousClock.now < watched, store.statistics.transactions == before {
             try await Task.sleep(for: .milliseconds(5))
@@ -119,6 +120,17 @@ import Testing
         for await _ in stored.stream {}
         #expect(store.statistics.transactions == 1)
     }
+}
+
+/// Waits until a write is in `store`'s queue, or has left it in a transaction; false if none came within half
+/// of ``DeferredCommitTests/long``.
+private func waitUntilQueued(_ store: Store) async -> Bool {
+    let (deadline, before) = (ContinuousClock.now + DeferredCommitTests.long / 2, store.statistics.transactions)
+    while store.queuedWrites == 0, store.statistics.transactions == before {
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
 }
 
 /// An insert queued on the store when this is made (so the order of several is the order they were made in),

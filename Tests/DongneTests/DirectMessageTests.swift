@@ -47,7 +47,7 @@ import Testing
     @Test func aMessageAPeerStoredBeforeItsOwnCommitIsReturnedAsStored() async throws {
         // A holds its commits for up to 20 s (a loaded machine still acknowledges well within it); the peer's
         // acknowledgement, which the test sends once the envelope came, makes A commit at once (clearing a
-        // pending write is not held), so the test takes milliseconds.
+        // pending write is not held while the write it clears is), so the test takes milliseconds.
         let a = try await TestNode.start(name: "민지", deferredCommitDelay: .seconds(20), listen: true)
         defer { a.stop() }
         let port = try #require(a.node.listeningAddress?.split(separator: ":").last.flatMap { UInt16($0) })
